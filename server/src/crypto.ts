@@ -1,0 +1,34 @@
+/**
+ * @module
+ * Identifiers, secrets and digests. Tokens and lease secrets are random, shown once, and stored
+ * only as SHA-256 digests; digests are compared in constant time.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { encodeBase64url, LEASE_SECRET_BYTES } from '@orbit/spec/codec';
+
+/** A 32-character lower-case hex identifier (128 random bits). */
+export function newId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** A lease secret: 32 random bytes, base64url without padding (43 characters). */
+export function newLeaseSecret(): string {
+  return encodeBase64url(randomBytes(LEASE_SECRET_BYTES));
+}
+
+const TOKEN_PREFIX = 'orbit_';
+
+/** A bearer token: a recognizable prefix and 32 random bytes. */
+export function newToken(): string {
+  return TOKEN_PREFIX + encodeBase64url(randomBytes(32));
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+export function digestsEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,56 @@
+/**
+ * @module
+ * Client frame intake (seed §5, §7): strict parse, then the generated `clientFrame` validator.
+ * A frame whose envelope is sound but whose body is not gets an INVALID_ARGUMENT error frame; a
+ * broken envelope (or a wrong session) closes the connection with 1008.
+ */
+import { isCanonicalUint64, parseStrict } from '@orbit/spec/codec';
+import { validateClientFrame } from '@orbit/generated';
+
+const ID = /^[0-9a-f]{32}$/;
+const ENVELOPE_KEYS: Readonly<Record<string, readonly string[]>> = {
+  'events.hello': ['protocol_version', 'type', 'message_id', 'body'],
+  'event.ack': ['protocol_version', 'type', 'message_id', 'session_id', 'body'],
+  'events.ping': ['protocol_version', 'type', 'message_id', 'session_id', 'body'],
+};
+
+export type ClientFrame =
+  | { type: 'events.hello'; message_id: string; body: { subscription_id: string; capacity: number } }
+  | { type: 'event.ack'; message_id: string; session_id: string; body: { delivery_id: string; epoch: string; lease_secret: string } }
+  | { type: 'events.ping'; message_id: string; session_id: string; body: Record<string, never> };
+
+export type Intake =
+  | { readonly kind: 'frame'; readonly frame: ClientFrame }
+  /** Sound envelope, bad body: answer with an error frame and keep the connection. */
+  | { readonly kind: 'bad_body'; readonly messageId: string; readonly message: string }
+  /** Close with 1008. */
+  | { readonly kind: 'close'; readonly reason: string };
+
+/** Reads one text frame. `sessionId` is the bound session, or null before the hello. */
+export function readClientFrame(text: string, sessionId: string | null): Intake {
+  let value: unknown;
+  try {
+    value = parseStrict(text);
+  } catch {
+    return { kind: 'close', reason: 'frame is not strict JSON' };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { kind: 'close', reason: 'frame is not a JSON object' };
+  const frame = value as Record<string, unknown>;
+  const allowed = typeof frame.type === 'string' ? ENVELOPE_KEYS[frame.type] : undefined;
+  if (!allowed || frame.protocol_version !== '1' || typeof frame.message_id !== 'string' || !ID.test(frame.message_id)) {
+    return { kind: 'close', reason: 'invalid envelope' };
+  }
+  if (Object.keys(frame).some((k) => !allowed.includes(k)) || !allowed.every((k) => k in frame)) return { kind: 'close', reason: 'invalid envelope' };
+  if (frame.type === 'events.hello' ? sessionId !== null : frame.session_id !== sessionId || sessionId === null) {
+    return { kind: 'close', reason: sessionId === null ? 'the first frame must be events.hello' : 'wrong session' };
+  }
+  if (!validateClientFrame(value)) {
+    const error = validateClientFrame.errors?.[0];
+    return { kind: 'bad_body', messageId: frame.message_id, message: `${error?.instancePath || 'frame'} ${error?.message ?? 'is invalid'}` };
+  }
+  const typed = value as ClientFrame;
+  if (typed.type === 'event.ack' && !isCanonicalUint64(typed.body.epoch)) {
+    return { kind: 'bad_body', messageId: typed.message_id, message: '/body/epoch must be a canonical uint64' };
+  }
+  return { kind: 'frame', frame: typed };
+}

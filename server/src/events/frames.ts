@@ -1,0 +1,68 @@
+/**
+ * @module
+ * Server frames of `orbit.events.v1` (seed §5–§7), built in one place. Every frame gets a fresh
+ * `message_id`; replies name the request in `reply_to`.
+ */
+import { stringify } from '@orbit/spec/codec';
+import type { ErrorCode } from '@orbit/spec/errors';
+import { newId } from '../crypto.ts';
+import type { Claimed } from '../store/claims.ts';
+import { deliveryJson, iso } from '../store/records.ts';
+
+export const PROTOCOL = 'orbit.events.v1';
+
+function frame(type: string, fields: Record<string, unknown>): string {
+  return stringify({ protocol_version: '1', type, message_id: newId(), ...fields });
+}
+
+export function welcomeFrame(args: {
+  replyTo: string;
+  sessionId: string;
+  subscriptionId: string;
+  capacity: number;
+  leaseDurationMs: number;
+  heartbeatIntervalMs: number;
+  enabled: boolean;
+}): string {
+  return frame('events.welcome', {
+    reply_to: args.replyTo,
+    session_id: args.sessionId,
+    body: {
+      session_id: args.sessionId,
+      subscription_id: args.subscriptionId,
+      capacity: args.capacity,
+      lease_duration_ms: args.leaseDurationMs,
+      heartbeat_interval_ms: args.heartbeatIntervalMs,
+      server_time: iso(Date.now()),
+      enabled: args.enabled,
+    },
+  });
+}
+
+export function deliverFrame(sessionId: string, claimed: Claimed): string {
+  return frame('event.deliver', {
+    session_id: sessionId,
+    body: { delivery: deliveryJson(claimed.delivery), event: claimed.event, lease_secret: claimed.secret },
+  });
+}
+
+export function ackReplyFrame(args: { replyTo: string; sessionId: string; deliveryId: string; eventId: string; epoch: string; acknowledgedAt: number; deduplicated: boolean }): string {
+  return frame('ack', {
+    reply_to: args.replyTo,
+    session_id: args.sessionId,
+    body: { delivery_id: args.deliveryId, event_id: args.eventId, epoch: args.epoch, acknowledged_at: iso(args.acknowledgedAt), deduplicated: args.deduplicated },
+  });
+}
+
+export function pingReplyFrame(args: { replyTo: string; sessionId: string; enabled: boolean }): string {
+  return frame('ack', { reply_to: args.replyTo, session_id: args.sessionId, body: { server_time: iso(Date.now()), enabled: args.enabled } });
+}
+
+/** An error frame: no body; `reply_to` when it answers a request, `session_id` once bound. */
+export function errorFrame(args: { code: ErrorCode; message: string; replyTo?: string | undefined; sessionId?: string | undefined }): string {
+  return frame('error', {
+    ...(args.replyTo ? { reply_to: args.replyTo } : {}),
+    ...(args.sessionId ? { session_id: args.sessionId } : {}),
+    error: { code: args.code, message: args.message },
+  });
+}

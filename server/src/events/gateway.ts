@@ -1,0 +1,153 @@
+/**
+ * @module
+ * The `GET /v1/events/connect` upgrade (seed §5): token in the Authorization header only, no query
+ * string, same-origin or allowed Origin, the `orbit.events.v1` subprotocol, `events:consume`, and
+ * at most `maxConnections` per node. A refusal is an HTTP response with the envelope. Accepted
+ * sockets become sessions fed by one claim pool per node.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { ERROR_TABLE, OrbitError } from '@orbit/spec/errors';
+import type { Settings } from '../config.ts';
+import { newId } from '../crypto.ts';
+import { authenticate, requirePermission } from '../http/auth.ts';
+import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../http/envelope.ts';
+import type { Principal, Store } from '../store/store.ts';
+import { PROTOCOL } from './frames.ts';
+import { ClaimPool } from './scheduler.ts';
+import { CLOSE, Session, type SessionDeps } from './session.ts';
+
+export const CONNECT_PATH = '/v1/events/connect';
+const MAX_FRAME_BYTES = 512 * 1024;
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+
+function refuse(socket: Duplex, error: OrbitError): void {
+  const requestId = newId();
+  const status = error.status ?? ERROR_TABLE[error.code].status ?? 400;
+  const body = errorBody(requestId, error);
+  const headers = { ...envelopeHeaders(requestId, errorHeaders(error)), 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+  if (error.code === 'PROTOCOL_REQUIRED') Object.assign(headers, { upgrade: 'websocket', 'sec-websocket-protocol': PROTOCOL });
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${head}\r\n${body}`);
+}
+
+/** Same-origin (the Origin's host equals the Host header), absent, or explicitly allowed. */
+export function originAllowed(origin: string | undefined, host: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined) return true;
+  if (allowed.includes(origin)) return true;
+  try {
+    return host !== undefined && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}
+
+function offeredProtocols(header: string | undefined): string[] {
+  return (header ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+}
+
+export class EventGateway {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: MAX_FRAME_BYTES,
+    handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
+  });
+  private readonly sessions = new Set<Session>();
+  private readonly pool: ClaimPool;
+  private readonly deps: SessionDeps;
+  private pending = 0;
+  private lastHead = -1n;
+  private timers: NodeJS.Timeout[] = [];
+  private accepting = true;
+
+  constructor(
+    private readonly store: Store,
+    private readonly settings: Settings,
+    log: SessionDeps['log'],
+  ) {
+    this.pool = new ClaimPool(undefined, (error) => log('error', 'claim pool error', { error: String(error) }));
+    this.deps = { store, pool: this.pool, settings, log };
+    store.onAppend(() => this.pool.markAllDirty());
+    // Results appended by other nodes: watch the committed head.
+    this.timers.push(setInterval(() => void this.pollHead(), settings.pollIntervalMs));
+    // Lease expiries, manual retries and resumes happen without a local signal: sweep regularly.
+    const sweepMs = Math.max(settings.pollIntervalMs, Math.min(1000, Math.floor(settings.leaseDurationMs / 2)));
+    this.timers.push(
+      setInterval(() => {
+        for (const session of this.sessions) session.refresh();
+        this.pool.markAllDirty();
+      }, sweepMs),
+    );
+    for (const timer of this.timers) timer.unref();
+  }
+
+  get connectionCount(): number {
+    return this.sessions.size + this.pending;
+  }
+
+  private async pollHead(): Promise<void> {
+    if (this.sessions.size === 0) return;
+    try {
+      const { head } = await this.store.logPosition();
+      if (head !== this.lastHead) {
+        this.lastHead = head;
+        this.pool.markAllDirty();
+      }
+    } catch {
+      // The next claim reports the failure to its session.
+    }
+  }
+
+  attach(server: Server): void {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(request, socket, head));
+  }
+
+  private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const url = request.url ?? '';
+    const path = url.split('?')[0];
+    if (path !== CONNECT_PATH) return refuse(socket, new OrbitError('NOT_FOUND', `no route for ${path}`));
+    if (!this.accepting) return refuse(socket, new OrbitError('UNAVAILABLE', 'the server is shutting down'));
+    if (url.includes('?')) return refuse(socket, new OrbitError('INVALID_ARGUMENT', 'the connect URL takes no query parameters; send the token in the Authorization header'));
+    if (request.method !== 'GET') return refuse(socket, new OrbitError('NOT_FOUND', 'use GET to connect'));
+    if (!originAllowed(request.headers.origin, request.headers.host, this.settings.allowedOrigins)) {
+      return refuse(socket, new OrbitError('PERMISSION_DENIED', 'cross-origin event connections are not allowed'));
+    }
+    if (!offeredProtocols(request.headers['sec-websocket-protocol']).includes(PROTOCOL)) {
+      return refuse(socket, new OrbitError('PROTOCOL_REQUIRED', `Sec-WebSocket-Protocol: ${PROTOCOL} is required`));
+    }
+    if (this.connectionCount >= this.settings.maxConnections) {
+      return refuse(socket, new OrbitError('CAPACITY_EXCEEDED', 'this node has no free event connection; retry shortly'));
+    }
+    this.pending++;
+    let principal: Principal;
+    try {
+      principal = await authenticate(this.store, request.headers.authorization);
+      requirePermission(principal, 'events:consume');
+    } catch (error) {
+      this.pending--;
+      return refuse(socket, toOrbitError(error));
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
+      this.pending--;
+      const session = new Session(ws, principal, this.deps);
+      this.sessions.add(session);
+      ws.once('close', () => this.sessions.delete(session));
+    });
+    // handleUpgrade answers invalid handshakes itself (400) without calling back.
+    if (socket.destroyed) this.pending--;
+  }
+
+  /** Stops accepting, lets running claims commit, then closes every session with 1001. */
+  async close(): Promise<void> {
+    this.accepting = false;
+    for (const timer of this.timers) clearInterval(timer);
+    this.pool.close();
+    await this.pool.drain();
+    for (const session of this.sessions) session.close(CLOSE.goingAway, 'server shutting down');
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { ClaimPool, type Claimant } from './scheduler.ts';
+
+function tick(ms = 0): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A claimant whose claims stay open until the test releases them. */
+function claimant(app: string, sub: string, log: string[], gate: { open: boolean }): Claimant & { wanted: boolean; running: number } {
+  const c = {
+    applicationId: app,
+    subscriptionId: sub,
+    wanted: true,
+    running: 0,
+    wants: () => c.wanted,
+    async claim() {
+      c.running++;
+      log.push(`${app}/${sub}`);
+      while (!gate.open) await tick(1);
+      c.running--;
+      c.wanted = false;
+      return false;
+    },
+  };
+  return c;
+}
+
+describe('claim pool', () => {
+  it('runs at most 4 claims at once and at most 1 per application', async () => {
+    const log: string[] = [];
+    const gate = { open: false };
+    const pool = new ClaimPool();
+    const all = [];
+    for (const app of ['a', 'b', 'c', 'd', 'e', 'f']) for (const sub of ['1', '2']) all.push(claimant(app, `${app}${sub}`, log, gate));
+    for (const c of all) pool.add(c);
+    await tick(5);
+    const running = all.filter((c) => c.running > 0);
+    expect(running).toHaveLength(4);
+    expect(new Set(running.map((c) => c.applicationId)).size).toBe(4);
+    gate.open = true;
+    for (let i = 0; i < 100 && all.some((c) => c.wanted); i++) await tick(2);
+    expect(all.every((c) => !c.wanted)).toBe(true);
+    await pool.drain();
+  });
+
+  it('rotates across applications before serving a second subscription of one application', async () => {
+    const log: string[] = [];
+    const gate = { open: true };
+    const pool = new ClaimPool({ inFlight: 1, perApplication: 1, queued: 128, perRound: 4 });
+    for (const [app, sub] of [['a', 'a1'], ['a', 'a2'], ['a', 'a3'], ['b', 'b1']] as const) pool.add(claimant(app, sub, log, gate));
+    for (let i = 0; i < 50 && log.length < 4; i++) await tick(2);
+    expect(log.slice(0, 2).map((l) => l[0]).sort()).toEqual(['a', 'b']);
+  });
+
+  it('never claims for a subscription that is not dirty, and claims again once marked', async () => {
+    const log: string[] = [];
+    const pool = new ClaimPool();
+    const c = claimant('a', '1', log, { open: true });
+    pool.add(c);
+    await tick(5);
+    expect(log).toEqual(['a/1']);
+    c.wanted = true;
+    await tick(5);
+    expect(log).toEqual(['a/1']);
+    pool.markDirty('1');
+    await tick(5);
+    expect(log).toEqual(['a/1', 'a/1']);
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * @module
+ * Strict request reading (seed §1): query strings with only known, non-repeated parameters; JSON
+ * bodies up to 512 KiB, valid UTF-8, without duplicate keys, checked by the generated validator and
+ * the codec's uint64 rule; an `Idempotency-Key` on every write.
+ */
+import { createHash } from 'node:crypto';
+import { isCanonicalUint64, isRawJson, parseStrict, StrictJsonError } from '@orbit/spec/codec';
+import { OrbitError } from '@orbit/spec/errors';
+
+export const MAX_BODY_BYTES = 512 * 1024;
+
+export interface Validator {
+  (data: unknown): boolean;
+  errors?: ReadonlyArray<{ instancePath: string; message?: string; params?: unknown }> | null;
+}
+
+function invalid(message: string): OrbitError {
+  return new OrbitError('INVALID_ARGUMENT', message);
+}
+
+/** Parses a raw query string, refusing unknown and repeated parameters. */
+export function parseQuery(rawUrl: string, allowed: readonly string[]): Record<string, string> {
+  const at = rawUrl.indexOf('?');
+  const query = at < 0 ? '' : rawUrl.slice(at + 1);
+  const params: Record<string, string> = {};
+  if (query === '') return params;
+  for (const part of query.split('&')) {
+    const eq = part.indexOf('=');
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent((eq < 0 ? part : part.slice(0, eq)).replace(/\+/g, ' '));
+      value = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1).replace(/\+/g, ' '));
+    } catch {
+      throw invalid('the query string is not valid percent-encoding');
+    }
+    if (!allowed.includes(name)) {
+      throw invalid(allowed.length === 0 ? 'this operation takes no query parameters' : `unknown query parameter "${name}"`);
+    }
+    if (Object.hasOwn(params, name)) throw invalid(`query parameter "${name}" is repeated`);
+    params[name] = value;
+  }
+  return params;
+}
+
+/** A `limit` parameter: a canonical decimal integer in 1–100, default 20. */
+export function parseLimit(value: string | undefined): number {
+  if (value === undefined) return 20;
+  if (!/^[1-9][0-9]{0,2}$/.test(value) || Number(value) > 100) throw invalid('limit must be an integer from 1 to 100');
+  return Number(value);
+}
+
+export function parseCursor(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === '' || value.length > 512) throw invalid('cursor is invalid');
+  return value;
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function idempotencyKey(header: string | undefined): string {
+  if (header === undefined) throw invalid('the Idempotency-Key header is required on this request');
+  if (!IDEMPOTENCY_KEY.test(header)) throw invalid('the Idempotency-Key must be 1–255 visible ASCII characters');
+  return header;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export interface ParsedBody<T> {
+  readonly value: T;
+  /** SHA-256 of the body's canonical form: the idempotency content identity. */
+  readonly digest: string;
+}
+
+/**
+ * Reads, parses and validates a JSON body. `raw` names fields kept as exact JSON text; `uint64`
+ * names top-level fields that must be canonical uint64 strings (the range the schema cannot say).
+ */
+export async function readJsonBody<T>(
+  request: Request,
+  validator: Validator,
+  options: { raw?: readonly string[]; uint64?: readonly string[] } = {},
+): Promise<ParsedBody<T>> {
+  const type = request.headers.get('content-type') ?? '';
+  if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type.trim())) throw invalid('Content-Type must be application/json');
+  const length = request.headers.get('content-length');
+  if (length !== null && Number(length) > MAX_BODY_BYTES) throw invalid(`the body exceeds ${MAX_BODY_BYTES} bytes`);
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  if (bytes.byteLength > MAX_BODY_BYTES) throw invalid(`the body exceeds ${MAX_BODY_BYTES} bytes`);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw invalid('the body is not valid UTF-8');
+  }
+  let value: unknown;
+  try {
+    value = parseStrict(text, options.raw ? { raw: options.raw.map((f) => [f]) } : undefined);
+  } catch (error) {
+    if (error instanceof StrictJsonError) throw invalid(`the body is not strict JSON: ${error.message}`);
+    throw error;
+  }
+  if (!validator(value)) throw invalid(describe(validator.errors));
+  for (const field of options.uint64 ?? []) {
+    const v = (value as Record<string, unknown>)[field];
+    if (v !== undefined && v !== null && !isCanonicalUint64(v)) throw invalid(`${field} must be a canonical uint64 decimal string`);
+  }
+  return { value: value as T, digest: createHash('sha256').update(canonicalJson(value)).digest('hex') };
+}
+
+function describe(errors: Validator['errors']): string {
+  const first = errors?.[0];
+  if (!first) return 'the body does not match the schema';
+  const where = first.instancePath === '' ? 'body' : first.instancePath;
+  const params = first.params as { additionalProperty?: string; unevaluatedProperty?: string } | undefined;
+  const extra = params?.additionalProperty ?? params?.unevaluatedProperty;
+  return `${where} ${first.message ?? 'is invalid'}${extra ? `: "${extra}"` : ''}`;
+}
+
+/** Sorted keys, no spaces, raw JSON verbatim: equal content gives equal text. */
+export function canonicalJson(value: unknown): string {
+  if (isRawJson(value)) return value.text;
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

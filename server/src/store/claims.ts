@@ -1,0 +1,196 @@
+/**
+ * @module
+ * The delivery engine's transactions (seed §5–§6): binding a session, claiming (recovery,
+ * materialization and leasing in one transaction, committed before any `event.deliver` is written)
+ * and acknowledging. The subscription row is locked for a claim, so claims on one subscription
+ * take turns instead of deadlocking, across nodes too.
+ */
+import { OrbitError } from '@orbit/spec/errors';
+import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
+import { decideAck, isClaimable, lease, newDelivery, recoverExpiredLease, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
+import { planMaterialization } from '../domain/materialize.ts';
+import type { Principal } from './principal.ts';
+import { DELIVERY_COLUMNS, eventJson, toDelivery, toSubscription, SUBSCRIPTION_SELECT, type SubscriptionRecord } from './records.ts';
+import { logPosition, matchingResults } from './results.ts';
+import { big, PHRASES, type Database, type Row, type Sql } from './sql.ts';
+import { ownedSubscription } from './subscriptions.ts';
+
+/** Rows one claim examines at most, whatever the capacity: keeps each transaction short. */
+const RECOVERY_BATCH = 64;
+const MATERIALIZE_BATCH = 256;
+
+export interface Claimed {
+  readonly delivery: Delivery;
+  readonly event: Record<string, unknown>;
+  /** The plain lease secret: sent once in `event.deliver`, stored only as a digest. */
+  readonly secret: string;
+}
+
+export type ClaimOutcome =
+  | { readonly kind: 'claimed'; readonly items: Claimed[]; /** whether more may be ready right now */ readonly more: boolean }
+  | { readonly kind: 'paused' }
+  | { readonly kind: 'retired' }
+  | { readonly kind: 'history_expired'; readonly boundary: bigint };
+
+/** Checks the hello's subscription and capacity inside a transaction (seed §5). */
+export async function bindSession(db: Database, principal: Principal, subscriptionId: string, capacity: number): Promise<SubscriptionRecord> {
+  return db.transaction(async (tx) => {
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 32) throw new OrbitError('INVALID_ARGUMENT', 'capacity must be an integer from 1 to 32');
+    const subscription = await ownedSubscription(tx, principal, subscriptionId);
+    if (subscription.retiredAt !== null) throw new OrbitError('NOT_FOUND', 'the subscription is retired and can no longer be consumed');
+    return subscription;
+  });
+}
+
+export interface ClaimRequest {
+  readonly subscriptionId: string;
+  readonly session: string;
+  readonly max: number;
+  readonly leaseMs: number;
+  readonly policy: RedeliveryPolicy;
+}
+
+export async function claim(db: Database, request: ClaimRequest): Promise<ClaimOutcome> {
+  const outcome = await db.transaction(async (tx) => {
+    const now = Date.now();
+    const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [request.subscriptionId]);
+    if (!row) return { kind: 'retired' as const };
+    const subscription = toSubscription(row);
+    if (subscription.retiredAt !== null) return { kind: 'retired' as const };
+    if (!subscription.enabled) return { kind: 'paused' as const };
+    await recoverExpired(tx, subscription.id, now, request.policy);
+    const position = await logPosition(tx);
+    if (subscription.cursorSequence < position.boundary) return { kind: 'history_expired' as const, boundary: position.boundary };
+    await materialize(tx, subscription, position.head, now);
+    const candidates = await tx.all(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${request.max + 1}`,
+      [subscription.id, now],
+    );
+    const leased: { delivery: Delivery; secret: string }[] = [];
+    for (const candidate of candidates.slice(0, request.max).map(toDelivery)) {
+      if (!isClaimable(candidate, now)) continue;
+      const secret = newLeaseSecret();
+      const next = lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session: request.session });
+      const { changes } = await tx.run(
+        "UPDATE deliveries SET state = 'LEASED', lease_epoch = ?, lease_until = ?, lease_digest = ?, lease_session = ?, attempts = ?, revision = ? WHERE id = ? AND revision = ?",
+        [next.leaseEpoch.toString(), next.leaseUntil, next.leaseDigest, next.leaseSession, next.attempts, next.revision.toString(), next.id, candidate.revision.toString()],
+      );
+      if (changes === 1) leased.push({ delivery: next, secret });
+    }
+    const events = await eventsBySequence(tx, leased.map((l) => l.delivery.sequence));
+    const items = leased.map((l) => ({ ...l, event: events.get(l.delivery.sequence)! }));
+    return { kind: 'claimed' as const, items, more: candidates.length > request.max };
+  });
+  return outcome;
+}
+
+async function recoverExpired(tx: Sql, subscriptionId: string, now: number, policy: RedeliveryPolicy): Promise<void> {
+  const expired = await tx.all(
+    `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE subscription_id = ? AND state = 'LEASED' AND lease_until <= ? ORDER BY sequence LIMIT ${RECOVERY_BATCH}`,
+    [subscriptionId, now],
+  );
+  for (const delivery of expired.map(toDelivery)) {
+    const next = recoverExpiredLease(delivery, now, policy);
+    await tx.run('UPDATE deliveries SET state = ?, available_at = ?, lease_until = NULL, revision = ? WHERE id = ? AND revision = ?', [
+      next.state,
+      next.availableAt,
+      next.revision.toString(),
+      next.id,
+      delivery.revision.toString(),
+    ]);
+  }
+}
+
+async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigint, now: number): Promise<void> {
+  if (subscription.cursorSequence >= head) return;
+  const room = subscription.maxPending - subscription.pendingCount;
+  const limit = Math.min(Math.max(room, 0), MATERIALIZE_BATCH);
+  const rows =
+    limit === 0
+      ? []
+      : await matchingResults(tx, { queueId: subscription.queueId, types: subscription.types, after: subscription.cursorSequence, upTo: head, limit, columns: 'sequence, id' });
+  if (limit === 0) {
+    // No room: the cursor may still pass over results that do not match, up to the next match.
+    const [next] = await matchingResults(tx, { queueId: subscription.queueId, types: subscription.types, after: subscription.cursorSequence, upTo: head, limit: 1, columns: 'sequence, id' });
+    const plan = planMaterialization({ cursor: subscription.cursorSequence, head, pendingCount: subscription.pendingCount, maxPending: subscription.maxPending, candidates: next ? [big(next.sequence)] : [], limit: 1 });
+    if (plan.cursor !== subscription.cursorSequence) await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
+    return;
+  }
+  const plan = planMaterialization({
+    cursor: subscription.cursorSequence,
+    head,
+    pendingCount: subscription.pendingCount,
+    maxPending: subscription.maxPending,
+    candidates: rows.map((r) => big(r.sequence)),
+    limit,
+  });
+  const created = rows.slice(0, plan.take).map((r) =>
+    newDelivery({ id: newId(), subscriptionId: subscription.id, sequence: big(r.sequence), eventId: String(r.id), attemptBudget: subscription.maxAttempts, now }),
+  );
+  if (created.length > 0) {
+    const placeholders = created.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+    const params = created.flatMap((d) => [
+      d.id,
+      d.subscriptionId,
+      d.sequence.toString(),
+      d.eventId,
+      d.revision.toString(),
+      d.state,
+      d.createdAt,
+      d.availableAt,
+      d.leaseEpoch.toString(),
+      null,
+      null,
+      null,
+      d.attempts,
+      d.attemptBudget,
+      null,
+    ]);
+    await tx.run(`INSERT INTO deliveries (${DELIVERY_COLUMNS}) VALUES ${placeholders}`, params);
+  }
+  if (plan.cursor !== subscription.cursorSequence) await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
+}
+
+async function eventsBySequence(tx: Sql, sequences: readonly bigint[]): Promise<Map<bigint, Record<string, unknown>>> {
+  const map = new Map<bigint, Record<string, unknown>>();
+  if (sequences.length === 0) return map;
+  const rows: Row[] = await tx.all(
+    `SELECT sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id FROM results WHERE sequence IN (${sequences.map(() => '?').join(', ')})`,
+    sequences.map((s) => s.toString()),
+  );
+  for (const row of rows) map.set(big(row.sequence), eventJson(row));
+  return map;
+}
+
+export interface AckRequest {
+  readonly subscriptionId: string;
+  readonly deliveryId: string;
+  readonly epoch: bigint;
+  readonly secret: string;
+}
+
+export type AckOutcome =
+  | { readonly kind: 'acknowledged' | 'duplicate'; readonly eventId: string; readonly acknowledgedAt: number }
+  | { readonly kind: 'lease_lost' };
+
+/**
+ * Acknowledges with a proof (seed §6). Only the delivery row changes: `pending_count` is derived
+ * from non-ACKED rows, so it drops exactly once, when the state becomes ACKED.
+ */
+export async function acknowledge(db: Database, request: AckRequest): Promise<AckOutcome> {
+  return db.transaction(async (tx) => {
+    const now = Date.now();
+    const [row] = await tx.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${PHRASES[tx.dialect].forUpdate}`, [
+      request.deliveryId,
+      request.subscriptionId,
+    ]);
+    if (!row) return { kind: 'lease_lost' as const };
+    const delivery = toDelivery(row);
+    const verdict = decideAck(delivery, { epoch: request.epoch, digest: sha256Hex(request.secret) }, now, digestsEqual);
+    if (verdict.kind === 'lease_lost') return verdict;
+    if (verdict.kind === 'duplicate') return { kind: 'duplicate' as const, eventId: delivery.eventId, acknowledgedAt: verdict.acknowledgedAt };
+    const next = verdict.delivery;
+    await tx.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ? WHERE id = ?", [now, next.revision.toString(), next.id]);
+    return { kind: 'acknowledged' as const, eventId: delivery.eventId, acknowledgedAt: now };
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * @module
+ * Delivery history, detail and manual retry (seed §4). Listing is an operator's view, not a
+ * consistent snapshot; detail never exposes a lease secret or digest.
+ */
+import { OrbitError } from '@orbit/spec/errors';
+import { retry as retryDelivery, type Delivery, type DeliveryState } from '../domain/delivery.ts';
+import type { PageCursors } from '../domain/page-cursor.ts';
+import { MAX_ATTEMPT_BUDGET } from '../domain/subscription.ts';
+import { audit } from './audit.ts';
+import { idempotent, type Receipt } from './idempotency.ts';
+import type { Principal } from './principal.ts';
+import { DELIVERY_COLUMNS, deliveryJson, eventJson, toDelivery } from './records.ts';
+import { resultBySequence } from './results.ts';
+import { PHRASES, type Database, type Sql } from './sql.ts';
+import { ownedSubscription, type Page } from './subscriptions.ts';
+
+export async function listDeliveries(
+  db: Sql,
+  cursors: PageCursors,
+  principal: Principal,
+  args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string },
+): Promise<Page<Record<string, unknown>>> {
+  await ownedSubscription(db, principal, args.subscriptionId);
+  const scope = `deliveries|${principal.namespaceId}|${principal.credentialId}|${args.subscriptionId}|${args.state ?? '*'}`;
+  const after = args.cursor === undefined ? null : cursors.decode(scope, args.cursor);
+  if (args.cursor !== undefined && after === null) throw new OrbitError('INVALID_ARGUMENT', 'cursor is invalid or was issued for another query');
+  const where = ['subscription_id = ?'];
+  const params: unknown[] = [args.subscriptionId];
+  if (args.state) {
+    where.push('state = ?');
+    params.push(args.state);
+  }
+  if (after) {
+    where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+    params.push(after.createdAt, after.createdAt, after.id);
+  }
+  const rows = await db.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${args.limit + 1}`, params);
+  const deliveries = rows.slice(0, args.limit).map(toDelivery);
+  const last = deliveries[deliveries.length - 1];
+  const page: Page<Record<string, unknown>> = { items: deliveries.map(deliveryJson) };
+  return rows.length > args.limit && last ? { ...page, next_cursor: cursors.encode(scope, { createdAt: last.createdAt, id: last.id }) } : page;
+}
+
+async function loadDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery> {
+  const [row] = await db.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${lock ? PHRASES[db.dialect].forUpdate : ''}`, [deliveryId, subscriptionId]);
+  if (!row) throw new OrbitError('NOT_FOUND', 'delivery not found');
+  return toDelivery(row);
+}
+
+export async function getDelivery(db: Sql, principal: Principal, subscriptionId: string, deliveryId: string): Promise<Record<string, unknown>> {
+  await ownedSubscription(db, principal, subscriptionId);
+  const delivery = await loadDelivery(db, subscriptionId, deliveryId);
+  const event = await resultBySequence(db, delivery.sequence);
+  if (!event) throw new OrbitError('EVENT_HISTORY_EXPIRED', 'the event of this acknowledged delivery was removed by retention');
+  return { delivery: deliveryJson(delivery), event: eventJson(event) };
+}
+
+export interface RetryInput {
+  readonly expected_revision: string;
+  readonly reason: string;
+  readonly additional_attempts: number;
+}
+
+export async function retryExpiredDelivery(
+  db: Database,
+  principal: Principal,
+  ids: { subscriptionId: string; deliveryId: string },
+  key: string,
+  digest: string,
+  input: RetryInput,
+  now: number,
+): Promise<Receipt> {
+  const scope = { credentialId: principal.credentialId, scope: `retry:${ids.subscriptionId}:${ids.deliveryId}`, key, digest };
+  return idempotent(db, scope, async (tx) => {
+    const subscription = await ownedSubscription(tx, principal, ids.subscriptionId, true);
+    if (subscription.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is retired');
+    const current = await loadDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
+    if (current.revision !== BigInt(input.expected_revision)) {
+      throw new OrbitError('STATE_CONFLICT', `delivery revision is ${current.revision}, not ${input.expected_revision}`);
+    }
+    const next = retryDelivery(current, input.additional_attempts, now, MAX_ATTEMPT_BUDGET);
+    if ('conflict' in next) throw new OrbitError('STATE_CONFLICT', next.conflict);
+    await tx.run('UPDATE deliveries SET state = ?, attempt_budget = ?, available_at = ?, revision = ? WHERE id = ?', [
+      next.state,
+      next.attemptBudget,
+      next.availableAt,
+      next.revision.toString(),
+      next.id,
+    ]);
+    await audit(tx, {
+      subscriptionId: ids.subscriptionId,
+      deliveryId: ids.deliveryId,
+      credentialId: principal.credentialId,
+      action: 'retry',
+      reason: input.reason,
+      revision: next.revision,
+      detail: { additional_attempts: input.additional_attempts, attempt_budget: next.attemptBudget },
+      now,
+    });
+    return { status: 200, data: { delivery: deliveryJson(next) } };
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * @module
+ * The result log (brief decisions 1, 2, 5). One ordered, append-only log per deployment. An
+ * appender locks the single `result_head` row, takes the next sequence and moves the head in the
+ * same transaction, so sequences commit in order and the committed head — every sequence at or
+ * below it is committed — is simply the head row as other transactions see it. A scanner that
+ * reads up to the head can never skip a result whose transaction commits late.
+ */
+import { RawJson, stringify } from '@orbit/spec/codec';
+import { newId } from '../crypto.ts';
+import type { EventType } from '../domain/subscription.ts';
+import { RESULT_COLUMNS } from './records.ts';
+import { big, PHRASES, type Row, type Sql } from './sql.ts';
+
+export interface ResultInput {
+  readonly queueId: string;
+  readonly type: EventType;
+  readonly taskId: string;
+  /** Canonical uint64 decimal string. */
+  readonly taskRevision: string;
+  /** A JSON object; RawJson keeps the publisher's exact text. Omitted means `{}`. */
+  readonly details?: RawJson | Record<string, unknown>;
+  /** Any JSON value, kept as exact text. Omitted means the snapshot has no `result`. */
+  readonly result?: RawJson;
+  readonly effectUncertain?: boolean;
+  readonly currentAttemptId?: string;
+}
+
+export interface LogPosition {
+  /** The committed head: the highest sequence below which everything is committed. */
+  readonly head: bigint;
+  /** Results at or below this sequence may have been pruned (brief decision 5). */
+  readonly boundary: bigint;
+}
+
+export async function logPosition(db: Sql, lock = false): Promise<LogPosition> {
+  const [row] = await db.all(`SELECT head_sequence, retention_boundary FROM result_head WHERE id = 1${lock ? PHRASES[db.dialect].forUpdate : ''}`);
+  return { head: big(row!.head_sequence), boundary: big(row!.retention_boundary) };
+}
+
+function jsonText(value: RawJson | Record<string, unknown> | undefined): string {
+  if (value === undefined) return '{}';
+  return value instanceof RawJson ? value.text : stringify(value);
+}
+
+/**
+ * Appends results inside the caller's transaction and returns their rows. Call it from your own
+ * `db.transaction` to publish atomically with your own writes; the head row stays locked until
+ * that transaction ends, so keep it short.
+ */
+export async function appendResults(tx: Sql, inputs: readonly ResultInput[], now: number): Promise<Row[]> {
+  if (inputs.length === 0) return [];
+  const { head } = await logPosition(tx, true);
+  const rows: Row[] = [];
+  let sequence = head;
+  for (const input of inputs) {
+    sequence += 1n;
+    const row: Row = {
+      sequence,
+      id: newId(),
+      queue_id: input.queueId,
+      type: input.type,
+      task_id: input.taskId,
+      task_revision: input.taskRevision,
+      occurred_at: now,
+      details: jsonText(input.details),
+      result: input.result === undefined ? null : input.result.text,
+      effect_uncertain: input.effectUncertain ? 1 : 0,
+      current_attempt_id: input.currentAttemptId ?? null,
+    };
+    rows.push(row);
+  }
+  const placeholders = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  const params = rows.flatMap((r) => RESULT_COLUMNS.split(', ').map((c) => (c === 'sequence' ? (r.sequence as bigint).toString() : r[c])));
+  await tx.run(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${placeholders}`, params);
+  await tx.run('UPDATE result_head SET head_sequence = ? WHERE id = 1', [sequence.toString()]);
+  return rows;
+}
+
+export async function resultBySequence(db: Sql, sequence: bigint): Promise<Row | undefined> {
+  const [row] = await db.all(`SELECT ${RESULT_COLUMNS} FROM results WHERE sequence = ?`, [sequence.toString()]);
+  return row;
+}
+
+/** Matching results of a queue after `after`, up to `upTo`, ascending. */
+export async function matchingResults(db: Sql, args: { queueId: string; types: readonly string[]; after: bigint; upTo: bigint; limit: number; columns?: string }): Promise<Row[]> {
+  const types = args.types.map(() => '?').join(', ');
+  return db.all(
+    `SELECT ${args.columns ?? RESULT_COLUMNS} FROM results WHERE queue_id = ? AND sequence > ? AND sequence <= ? AND type IN (${types}) ORDER BY sequence LIMIT ${Math.trunc(args.limit)}`,
+    [args.queueId, args.after.toString(), args.upTo.toString(), ...args.types],
+  );
+}

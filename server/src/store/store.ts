@@ -1,0 +1,174 @@
+/**
+ * @module
+ * The repository: the one interface the HTTP layer, the WebSocket engine and the CLI use, the same
+ * for both stores. It owns the database handle and the deployment's cursor secret.
+ */
+import { randomBytes } from 'node:crypto';
+import type { DeliveryState } from '../domain/delivery.ts';
+import { PageCursors } from '../domain/page-cursor.ts';
+import * as claims from './claims.ts';
+import * as deliveries from './deliveries.ts';
+import { idempotent } from './idempotency.ts';
+import { eventJson, subscriptionJson } from './records.ts';
+import type { Receipt } from './idempotency.ts';
+import { migrate, type MigrationReport } from './migrate.ts';
+import { openDatabase } from './open.ts';
+import * as principals from './principal.ts';
+import type { BootstrapInput, BootstrapResult, Principal } from './principal.ts';
+import * as results from './results.ts';
+import { prune, type PruneReport } from './retention.ts';
+import type { ResultInput } from './results.ts';
+import { PHRASES, type Database, type Row, type Sql } from './sql.ts';
+import * as subscriptions from './subscriptions.ts';
+
+export type { Principal, BootstrapInput, BootstrapResult, Receipt, ResultInput };
+
+async function deploymentSecret(db: Database): Promise<string> {
+  await db.transaction(async (tx) => {
+    await tx.run(`${PHRASES[tx.dialect].insertIgnore} INTO orbit_meta (name, value) VALUES ('cursor_secret', ?)`, [randomBytes(32).toString('hex')]);
+  });
+  const [row] = await db.all("SELECT value FROM orbit_meta WHERE name = 'cursor_secret'");
+  return String(row!.value);
+}
+
+export class Store {
+  private appendListeners = new Set<() => void>();
+
+  private constructor(
+    readonly db: Database,
+    readonly cursors: PageCursors,
+    readonly migrations: MigrationReport,
+  ) {}
+
+  /** Opens the database, applies pending migrations and loads the deployment secret. */
+  static async open(url: string, options: { connectionLimit?: number } = {}): Promise<Store> {
+    const db = await openDatabase(url, options);
+    try {
+      const report = await migrate(db);
+      return new Store(db, new PageCursors(await deploymentSecret(db)), report);
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  authenticate(token: string): Promise<Principal | null> {
+    return principals.authenticate(this.db, token);
+  }
+
+  principalById(credentialId: string): Promise<Principal | null> {
+    return principals.principalById(this.db, credentialId);
+  }
+
+  revokeCredential(credentialId: string): Promise<boolean> {
+    return principals.revokeCredential(this.db, credentialId, Date.now());
+  }
+
+  bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
+    return this.db.transaction((tx) => principals.bootstrap(tx, input, Date.now()));
+  }
+
+  // --- the result log -------------------------------------------------------------------------
+
+  /** Registers a callback run after every append committed through this store. */
+  onAppend(listener: () => void): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
+  }
+
+  /** Tells local listeners that results were committed (call after your own transaction commits). */
+  notifyAppended(): void {
+    for (const listener of this.appendListeners) listener();
+  }
+
+  /** Appends inside your own transaction; call `notifyAppended()` once it has committed. */
+  appendResultsIn(tx: Sql, inputs: readonly ResultInput[]): Promise<Row[]> {
+    return results.appendResults(tx, inputs, Date.now());
+  }
+
+  async appendResults(inputs: readonly ResultInput[]): Promise<Row[]> {
+    const rows = await this.db.transaction((tx) => results.appendResults(tx, inputs, Date.now()));
+    this.notifyAppended();
+    return rows;
+  }
+
+  /** The HTTP seam: one idempotent append, scoped to the credential and queue. */
+  async publishResult(principal: Principal, queueId: string, key: string, digest: string, input: ResultInput): Promise<Receipt> {
+    await subscriptions.requireQueue(this.db, principal, queueId);
+    const scope = { credentialId: principal.credentialId, scope: `publish:${queueId}`, key, digest };
+    const receipt = await idempotent(this.db, scope, async (tx) => {
+      const [row] = await results.appendResults(tx, [input], Date.now());
+      return { status: 201, data: { event: eventJson(row!) } };
+    });
+    if (receipt.status === 201) this.notifyAppended();
+    return receipt;
+  }
+
+  /** Removes results below `beforeSequence` (retention); see `retention.ts`. */
+  prune(beforeSequence: bigint): Promise<PruneReport> {
+    return prune(this.db, beforeSequence);
+  }
+
+  logPosition(): Promise<results.LogPosition> {
+    return results.logPosition(this.db);
+  }
+
+  // --- subscriptions --------------------------------------------------------------------------
+
+  createSubscription(principal: Principal, key: string, digest: string, input: subscriptions.CreateSubscriptionInput): Promise<Receipt> {
+    return subscriptions.createSubscription(this.db, principal, key, digest, input, Date.now());
+  }
+
+  async getSubscription(principal: Principal, id: string): Promise<Record<string, unknown>> {
+    return subscriptionJson(await subscriptions.ownedSubscription(this.db, principal, id));
+  }
+
+  listSubscriptions(principal: Principal, args: { queueId: string; limit: number; cursor?: string }): Promise<subscriptions.Page<Record<string, unknown>>> {
+    return subscriptions.listSubscriptions(this.db, this.cursors, principal, args);
+  }
+
+  configureSubscription(principal: Principal, id: string, key: string, digest: string, input: subscriptions.ConfigureInput): Promise<Receipt> {
+    return subscriptions.configureSubscription(this.db, principal, id, key, digest, input, Date.now());
+  }
+
+  retireSubscription(principal: Principal, id: string, key: string, digest: string, input: subscriptions.RetireInput): Promise<Receipt> {
+    return subscriptions.retireSubscription(this.db, principal, id, key, digest, input, Date.now());
+  }
+
+  // --- the delivery engine ---------------------------------------------------------------------
+
+  bindSession(principal: Principal, subscriptionId: string, capacity: number): ReturnType<typeof claims.bindSession> {
+    return claims.bindSession(this.db, principal, subscriptionId, capacity);
+  }
+
+  claim(request: claims.ClaimRequest): Promise<claims.ClaimOutcome> {
+    return claims.claim(this.db, request);
+  }
+
+  acknowledge(request: claims.AckRequest): Promise<claims.AckOutcome> {
+    return claims.acknowledge(this.db, request);
+  }
+
+  /** The subscription as its owner sees it now, or NOT_FOUND. */
+  ownedSubscription(principal: Principal, id: string): ReturnType<typeof subscriptions.ownedSubscription> {
+    return subscriptions.ownedSubscription(this.db, principal, id);
+  }
+
+  // --- deliveries -----------------------------------------------------------------------------
+
+  listDeliveries(principal: Principal, args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string }): Promise<subscriptions.Page<Record<string, unknown>>> {
+    return deliveries.listDeliveries(this.db, this.cursors, principal, args);
+  }
+
+  getDelivery(principal: Principal, subscriptionId: string, deliveryId: string): Promise<Record<string, unknown>> {
+    return deliveries.getDelivery(this.db, principal, subscriptionId, deliveryId);
+  }
+
+  retryDelivery(principal: Principal, ids: { subscriptionId: string; deliveryId: string }, key: string, digest: string, input: deliveries.RetryInput): Promise<Receipt> {
+    return deliveries.retryExpiredDelivery(this.db, principal, ids, key, digest, input, Date.now());
+  }
+}

@@ -1,0 +1,380 @@
+/**
+ * The orbit.events.v1 engine over real sockets, on both stores (seed §5–§7). Every server frame is
+ * checked against the generated serverFrame validator by TestSocket.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
+import { TestSocket } from './ws-client.ts';
+
+const TASK = '66666666666666666666666666666666';
+
+async function publish(server: TestServer, token: string, queueId: string, n = 1, type = 'task.succeeded'): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const r = await api(server.url, 'POST', `/v1/queues/${queueId}/results`, { token, key: `p-${Math.random()}`, body: { type, task_id: TASK, task_revision: String(i + 1) } });
+    expect(r.status).toBe(201);
+  }
+}
+
+async function subscribe(server: TestServer, token: string, queueId: string, extra: Record<string, unknown> = {}): Promise<any> {
+  const r = await api(server.url, 'POST', '/v1/subscriptions', {
+    token,
+    key: `s-${Math.random()}`,
+    body: { name: `s${Math.random().toString(36).slice(2, 10)}`, queue_id: queueId, ...extra },
+    expect: 'validateSubscriptionResult',
+  });
+  expect(r.status).toBe(201);
+  return r.json.data.subscription;
+}
+
+async function configure(server: TestServer, token: string, sub: { id: string }, enabled: boolean): Promise<void> {
+  const current = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
+  const r = await api(server.url, 'POST', `/v1/subscriptions/${sub.id}:configure`, {
+    token,
+    key: `c-${Math.random()}`,
+    body: { expected_revision: current.json.data.revision, enabled, reason: 'test' },
+  });
+  expect(r.status).toBe(200);
+}
+
+describe.each(STORES)('events on %s', (kind) => {
+  let server: TestServer;
+  let token: string;
+  let queueId: string;
+  const sockets: TestSocket[] = [];
+
+  async function open(t: string | null = token, options?: Parameters<typeof TestSocket.open>[2]): Promise<TestSocket> {
+    const socket = await TestSocket.open(server.url, t, options);
+    sockets.push(socket);
+    return socket;
+  }
+
+  beforeAll(async () => {
+    server = await startTestServer(kind, { ORBIT_LEASE_DURATION_MS: '800', ORBIT_MAX_CONNECTIONS: '12', ORBIT_POLL_INTERVAL_MS: '50', ORBIT_ALLOWED_ORIGINS: 'https://console.example' });
+    const boot = await server.bootstrap();
+    token = boot.token;
+    queueId = boot.queue_ids.q!;
+  });
+  afterEach(() => {
+    for (const s of sockets.splice(0)) {
+      expect(s.invalid).toEqual([]);
+      s.close();
+    }
+  });
+  afterAll(async () => server.stop());
+
+  describe('upgrade', () => {
+    it('MUST require the orbit.events.v1 subprotocol (426 PROTOCOL_REQUIRED with the envelope)', async () => {
+      const error: any = await open(token, { protocol: null }).catch((e) => e);
+      expect(error.status).toBe(426);
+      expect(JSON.parse(error.body).error.code).toBe('PROTOCOL_REQUIRED');
+      expect(error.headers['cache-control']).toBe('no-store');
+    });
+
+    it('MUST authenticate with the Authorization header and require events:consume', async () => {
+      expect(((await open(null).catch((e) => e)) as any).status).toBe(401);
+      expect(((await open('orbit_wrong').catch((e) => e)) as any).status).toBe(401);
+      const reader = await server.bootstrap({ permissions: ['events:read', 'events:manage'] });
+      const refused: any = await open(reader.token).catch((e) => e);
+      expect(refused.status).toBe(403);
+      expect(JSON.parse(refused.body).error.code).toBe('PERMISSION_DENIED');
+    });
+
+    it('MUST refuse query parameters and cross-origin requests; same-origin and listed origins pass', async () => {
+      const query: any = await open(token, { path: `/v1/events/connect?access_token=${token}` }).catch((e) => e);
+      expect(query.status).toBe(400);
+      const cross: any = await open(token, { headers: { origin: 'https://evil.example' } }).catch((e) => e);
+      expect(cross.status).toBe(403);
+      const host = new URL(server.url).host;
+      const same = await open(token, { headers: { origin: `http://${host}` } });
+      const listed = await open(token, { headers: { origin: 'https://console.example' } });
+      expect(same.closed).toBeNull();
+      expect(listed.closed).toBeNull();
+    });
+
+    it('MUST refuse connections beyond ORBIT_MAX_CONNECTIONS with 429 and Retry-After: 1', async () => {
+      const held = [];
+      for (let i = 0; i < 12; i++) held.push(await open());
+      const refused: any = await open().catch((e) => e);
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(JSON.parse(refused.body).error.code).toBe('CAPACITY_EXCEEDED');
+      for (const s of held) s.close();
+      await eventually(async () => (await open().catch(() => null)) ?? false, 5000, 'a free connection slot');
+    });
+  });
+
+  describe('session', () => {
+    it('MUST answer hello with welcome carrying a server-generated session_id and the configured durations', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      const welcome = await s.hello(sub.id, 3);
+      expect(welcome.type).toBe('events.welcome');
+      expect(welcome.session_id).toMatch(/^[0-9a-f]{32}$/);
+      expect(welcome.body).toMatchObject({ session_id: welcome.session_id, subscription_id: sub.id, capacity: 3, lease_duration_ms: 800, heartbeat_interval_ms: 15000, enabled: true });
+    });
+
+    it('MUST refuse another credential’s subscription with NOT_FOUND, no session_id, and close', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const other = await server.bootstrap({ application: 'other-app' });
+      const s = await open(other.token);
+      const id = s.send('events.hello', { subscription_id: sub.id, capacity: 1 });
+      const error = await s.reply(id);
+      expect(error.type).toBe('error');
+      expect(error.error!.code).toBe('NOT_FOUND');
+      expect(error.session_id).toBeUndefined();
+      expect((await s.waitClosed()).code).toBe(1008);
+    });
+
+    it('MUST refuse capacity outside 1–32 with INVALID_ARGUMENT', async () => {
+      const sub = await subscribe(server, token, queueId);
+      for (const capacity of [0, 33]) {
+        const s = await open();
+        const id = s.send('events.hello', { subscription_id: sub.id, capacity });
+        expect((await s.reply(id)).error!.code).toBe('INVALID_ARGUMENT');
+        await s.waitClosed();
+      }
+    });
+
+    it('MUST close with 1008 on binary frames, broken JSON, duplicate keys, and a wrong session_id', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const cases: Array<(s: TestSocket) => void> = [
+        (s) => s.sendRaw(Buffer.from('{}'), true),
+        (s) => s.sendRaw('{not json'),
+        (s) => s.sendRaw(`{"protocol_version":"1","type":"events.ping","message_id":"${'a'.repeat(32)}","session_id":"${s.sessionId}","body":{},"body":{}}`),
+        (s) => s.sendRaw(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: 'b'.repeat(32), session_id: 'c'.repeat(32), body: {} })),
+      ];
+      for (const sendBad of cases) {
+        const s = await open();
+        await s.hello(sub.id);
+        sendBad(s);
+        expect((await s.waitClosed()).code).toBe(1008);
+      }
+    });
+
+    it('SHOULD answer a sound envelope with a bad body with INVALID_ARGUMENT and keep the connection', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id);
+      const id = s.send('event.ack', { delivery_id: 'd'.repeat(32), epoch: '01', lease_secret: 'A'.repeat(43) });
+      expect((await s.reply(id)).error!.code).toBe('INVALID_ARGUMENT');
+      const ping = s.send('events.ping', {});
+      expect((await s.reply(ping)).type).toBe('ack');
+    });
+
+    it('MUST answer events.ping with ack {server_time, enabled}; a revoked credential ends the session', async () => {
+      const boot = await server.bootstrap({ application: 'pinger' });
+      const sub = await subscribe(server, boot.token, boot.queue_ids.q!);
+      const s = await open(boot.token);
+      await s.hello(sub.id);
+      const reply = await s.reply(s.send('events.ping', {}));
+      expect(reply.type).toBe('ack');
+      expect(Object.keys(reply.body).sort()).toEqual(['enabled', 'server_time']);
+      await server.orbit.store.revokeCredential(boot.credential_id);
+      const error = await s.reply(s.send('events.ping', {}));
+      expect(error.error!.code).toBe('UNAUTHENTICATED');
+      expect((await s.waitClosed()).code).toBe(1008);
+    });
+  });
+
+  describe('delivery and ACK', () => {
+    it('MUST deliver a published result and acknowledge it once; a repeat ACK is deduplicated from any connection', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id);
+      await publish(server, token, queueId);
+      const deliver = await s.deliver();
+      expect(deliver.body.delivery).toMatchObject({ subscription_id: sub.id, state: 'LEASED', lease_epoch: '1', attempts: 1, attempt_budget: 20 });
+      expect(deliver.body.event.id).toBe(deliver.body.delivery.event_id);
+      const before = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
+      expect(before.json.data.pending_count).toBe(1);
+      const ack = await s.ack(deliver);
+      expect(ack.type).toBe('ack');
+      expect(ack.body).toMatchObject({ delivery_id: deliver.body.delivery.id, event_id: deliver.body.event.id, epoch: '1', deduplicated: false });
+      const again = await s.ack(deliver);
+      expect(again.body).toMatchObject({ deduplicated: true, acknowledged_at: ack.body.acknowledged_at });
+      const other = await open();
+      await other.hello(sub.id);
+      const fromOther = await other.ack(deliver);
+      expect(fromOther.body).toMatchObject({ deduplicated: true, acknowledged_at: ack.body.acknowledged_at });
+      const after = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
+      expect(after.json.data.pending_count).toBe(0);
+    });
+
+    it('MUST keep the result byte-exact in event.deliver', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id);
+      const result = '{"big":123456789012345678901234567890,"x":0.1000000000000000055511151231257827}';
+      const r = await api(server.url, 'POST', `/v1/queues/${queueId}/results`, {
+        token,
+        key: 'exact-1',
+        rawBody: `{"type":"task.failed","task_id":"${TASK}","task_revision":"18446744073709551615","result":${result}}`,
+      });
+      expect(r.status).toBe(201);
+      const deliver = await s.deliver();
+      expect(deliver.body.event.snapshot.result.text).toBe(result);
+      expect(deliver.body.event.aggregate_revision).toBe('18446744073709551615');
+      await s.ack(deliver);
+    });
+
+    it('MUST never hold more than the connection’s capacity', async () => {
+      const sub = await subscribe(server, token, queueId);
+      await publish(server, token, queueId, 5);
+      const s = await open();
+      await s.hello(sub.id, 2);
+      const first = [await s.deliver(), await s.deliver()];
+      await expect(s.deliver(400)).rejects.toThrow(/timed out/);
+      await s.ack(first[0]!);
+      const third = await s.deliver();
+      expect(third.body.delivery.sequence).not.toBe(first[1]!.body.delivery.sequence);
+    });
+
+    it('MUST NOT materialize beyond max_pending', async () => {
+      const sub = await subscribe(server, token, queueId, { max_pending: 3 });
+      await publish(server, token, queueId, 6);
+      const s = await open();
+      await s.hello(sub.id, 32);
+      const got = [await s.deliver(), await s.deliver(), await s.deliver()];
+      await expect(s.deliver(400)).rejects.toThrow(/timed out/);
+      const list = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}/deliveries`, { token, expect: 'validateDeliveryList' });
+      expect(list.json.data.items).toHaveLength(3);
+      await s.ack(got[0]!);
+      await s.deliver();
+    });
+
+    it('MUST share one subscription between competing connections without holding a delivery twice', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const a = await open();
+      const b = await open();
+      await a.hello(sub.id, 4);
+      await b.hello(sub.id, 4);
+      await publish(server, token, queueId, 20);
+      const seen = new Map<string, string>();
+      const acks: Promise<unknown>[] = [];
+      await eventually(async () => {
+        for (const s of [a, b]) {
+          for (const f of s.frames.splice(0).filter((x) => x.type === 'event.deliver')) {
+            const id = f.body.delivery.id as string;
+            expect(seen.has(id)).toBe(false);
+            seen.set(id, f.session_id!);
+            acks.push(s.ack(f));
+          }
+        }
+        return seen.size === 20;
+      }, 20_000, 'twenty deliveries');
+      await Promise.all(acks);
+      expect(new Set(seen.values()).size).toBe(2);
+    });
+
+    it('MUST pause new deliveries while disabled, still accept ACKs and pings, and resume', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id, 2);
+      await publish(server, token, queueId, 1);
+      const first = await s.deliver();
+      await configure(server, token, sub, false);
+      await publish(server, token, queueId, 1);
+      await expect(s.deliver(500)).rejects.toThrow(/timed out/);
+      expect((await s.ack(first)).type).toBe('ack');
+      expect((await s.reply(s.send('events.ping', {}))).body.enabled).toBe(false);
+      await configure(server, token, sub, true);
+      await s.reply(s.send('events.ping', {}));
+      await s.ack(await s.deliver());
+    });
+  });
+
+  describe('leases', () => {
+    it('MUST redeliver an expired lease with a new epoch; the old proof gets DELIVERY_LEASE_LOST and the connection stays open', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id, 1);
+      await publish(server, token, queueId);
+      const first = await s.deliver();
+      const second = await s.deliver(5000);
+      expect(second.body.delivery.id).toBe(first.body.delivery.id);
+      expect(second.body.delivery.lease_epoch).toBe('2');
+      expect(second.body.delivery.attempts).toBe(2);
+      expect(second.body.lease_secret).not.toBe(first.body.lease_secret);
+      const lost = await s.ack(first);
+      expect(lost.error!.code).toBe('DELIVERY_LEASE_LOST');
+      expect(s.closed).toBeNull();
+      expect((await s.ack(second)).body.deduplicated).toBe(false);
+    });
+
+    it('MUST accept a late ACK while the proof is still the newest', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id, 1);
+      await publish(server, token, queueId);
+      const deliver = await s.deliver();
+      await configure(server, token, sub, false);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const ack = await s.ack(deliver);
+      expect(ack.type).toBe('ack');
+      expect(ack.body.deduplicated).toBe(false);
+    });
+
+    it('MUST reject a proof with the right epoch but a wrong secret', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id, 1);
+      await publish(server, token, queueId);
+      const deliver = await s.deliver();
+      const wrong = await s.ack(deliver, { lease_secret: 'B'.repeat(42) + 'A' });
+      expect(wrong.error!.code).toBe('DELIVERY_LEASE_LOST');
+      expect((await s.ack(deliver)).type).toBe('ack');
+    });
+
+    it('MUST move a delivery to EXPIRED once its attempts are used up', async () => {
+      const sub = await subscribe(server, token, queueId, { max_attempts: 1 });
+      const s = await open();
+      await s.hello(sub.id, 1);
+      await publish(server, token, queueId);
+      await s.deliver();
+      await eventually(async () => {
+        const list = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}/deliveries?state=EXPIRED`, { token });
+        return list.json.data.items.length === 1;
+      }, 8000, 'an EXPIRED delivery');
+    });
+  });
+
+  describe('retention', () => {
+    it('MUST end a session whose cursor fell behind the retention boundary with EVENT_HISTORY_EXPIRED', async () => {
+      const sub = await subscribe(server, token, queueId, { types: ['task.cancelled'] });
+      await configure(server, token, sub, false);
+      await publish(server, token, queueId, 2, 'task.cancelled');
+      const { head } = await server.orbit.store.logPosition();
+      await server.orbit.store.prune(head + 1n);
+      await configure(server, token, sub, true);
+      const s = await open();
+      await s.hello(sub.id, 1);
+      const error = await s.next((f) => f.type === 'error');
+      expect(error.error!.code).toBe('EVENT_HISTORY_EXPIRED');
+      expect((await s.waitClosed()).code).toBe(1008);
+    });
+  });
+});
+
+describe.each(STORES)('timeouts on %s', (kind) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(kind, { ORBIT_HELLO_TIMEOUT_MS: '300', ORBIT_IDLE_TIMEOUT_MS: '700' });
+  });
+  afterAll(async () => server.stop());
+
+  it('MUST close a connection that sends no hello in time', async () => {
+    const boot = await server.bootstrap();
+    const s = await TestSocket.open(server.url, boot.token);
+    expect((await s.waitClosed(3000)).code).toBe(1008);
+  });
+
+  it('MUST close a connection with no valid client frame within the idle timeout', async () => {
+    const boot = await server.bootstrap();
+    const sub = (await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'idle', body: { name: 'idle', queue_id: boot.queue_ids.q } })).json.data.subscription;
+    const s = await TestSocket.open(server.url, boot.token);
+    await s.hello(sub.id);
+    const started = Date.now();
+    expect((await s.waitClosed(5000)).code).toBe(1008);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+  });
+});

@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: fast unit and property tests (pure code, no sockets), then the suites that start
+// real servers on both stores. `npm test` runs both; `npx vitest run --project unit` runs the first.
+export default defineConfig({
+  test: {
+    reporters: ['default', './scripts/summary-reporter.ts'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['spec/**/*.test.ts', 'scripts/**/*.test.ts', '{server,client,conformance}/src/**/*.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['{server,client,conformance}/test/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 60_000,
+          // Real servers and databases: two cores, so at most two files at once.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
