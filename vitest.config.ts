@@ -9,6 +9,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          // Unit and property tests run first, then the real-server suites.
+          sequence: { groupOrder: 0 },
           include: ['spec/**/*.test.ts', 'scripts/**/*.test.ts', '{server,client,conformance}/src/**/*.test.ts'],
           testTimeout: 60_000,
         },
@@ -16,6 +18,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
+          sequence: { groupOrder: 1 },
           include: ['{server,client,conformance}/test/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 60_000,

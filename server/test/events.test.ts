@@ -89,6 +89,9 @@ describe.each(STORES)('events on %s', (kind) => {
       const listed = await open(token, { headers: { origin: 'https://console.example' } });
       expect(same.closed).toBeNull();
       expect(listed.closed).toBeNull();
+      expect(same.upgradeHeaders['cache-control']).toBe('no-store');
+      expect(same.upgradeHeaders['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
+      expect(same.upgradeHeaders['sec-websocket-protocol']).toBe('orbit.events.v1');
     });
 
     it('MUST refuse connections beyond ORBIT_MAX_CONNECTIONS with 429 and Retry-After: 1', async () => {

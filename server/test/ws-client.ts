@@ -29,6 +29,8 @@ export class TestSocket {
   closed: { code: number; reason: string } | null = null;
   sessionId: string | null = null;
   invalid: string[] = [];
+  /** Headers of the 101 Switching Protocols response. */
+  upgradeHeaders: Record<string, string | string[] | undefined> = {};
 
   private constructor(readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => {
@@ -62,8 +64,14 @@ export class TestSocket {
     const protocol = options.protocol === undefined ? PROTOCOL : options.protocol;
     const headers = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(options.headers ?? {}) };
     const ws = protocol === null ? new WebSocket(url, { headers, perMessageDeflate: false }) : new WebSocket(url, protocol, { headers, perMessageDeflate: false });
+    let upgradeHeaders: TestSocket['upgradeHeaders'] = {};
+    ws.once('upgrade', (response) => (upgradeHeaders = response.headers));
     return new Promise((resolve, reject) => {
-      ws.once('open', () => resolve(new TestSocket(ws)));
+      ws.once('open', () => {
+        const socket = new TestSocket(ws);
+        socket.upgradeHeaders = upgradeHeaders;
+        resolve(socket);
+      });
       ws.once('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));

@@ -131,6 +131,9 @@ export class EventGateway {
       this.pending--;
       return refuse(socket, toOrbitError(error));
     }
+    const requestId = newId();
+    const addHeaders = (headers: string[]) => headers.push(`X-Request-ID: ${requestId}`, 'Cache-Control: no-store');
+    this.wss.once('headers', addHeaders);
     this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       this.pending--;
       const session = new Session(ws, principal, this.deps);
@@ -138,6 +141,7 @@ export class EventGateway {
       ws.once('close', () => this.sessions.delete(session));
     });
     // handleUpgrade answers invalid handshakes itself (400) without calling back.
+    this.wss.off('headers', addHeaders);
     if (socket.destroyed) this.pending--;
   }
 
