@@ -41,25 +41,32 @@ function checkRawPaths(raw: unknown): ReadonlyArray<ReadonlyArray<string>> {
   throw new TypeError('raw must be an array of property paths (arrays of strings)');
 }
 
-/** Own data property `key` of the object `holder` (never read from the prototype chain). */
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/**
+ * Own property `key` of `holder`, or `undefined`. For an own `"__proto__"` member, `holder[key]`
+ * reads the own data property, which shadows the inherited accessor.
+ */
 function ownValue(holder: unknown, key: string): unknown {
-  if (typeof holder !== 'object' || holder === null) return undefined;
-  return Object.getOwnPropertyDescriptor(holder, key)?.value as unknown;
+  if (typeof holder !== 'object' || holder === null || !hasOwn.call(holder, key)) return undefined;
+  return (holder as Record<string, unknown>)[key];
 }
 
 /** Replaces the value at `path` (which exists: the scan found it) by `replacement`. */
 function replaceAt(root: unknown, path: ReadonlyArray<string>, replacement: RawJson): void {
   let holder = root;
   for (let i = 0; i < path.length - 1; i++) holder = ownValue(holder, path[i] as string);
-  if (typeof holder !== 'object' || holder === null) {
+  const key = path[path.length - 1] as string;
+  if (typeof holder !== 'object' || holder === null || !hasOwn.call(holder, key)) {
     throw new Error('parseStrict: a raw path found in the text is missing from the value');
   }
-  Object.defineProperty(holder, path[path.length - 1] as string, {
-    value: replacement,
-    writable: true,
-    enumerable: true,
-    configurable: true,
-  });
+  // The member is an own writable data property (JSON.parse made it), so assignment updates
+  // it, "__proto__" included; defineProperty keeps that obvious for the one special name.
+  if (key === '__proto__') {
+    Object.defineProperty(holder, key, { value: replacement, writable: true, enumerable: true, configurable: true });
+  } else {
+    (holder as Record<string, unknown>)[key] = replacement;
+  }
 }
 
 /**
