@@ -14,6 +14,11 @@ export {
   stringify,
   type ParseStrictOptions,
 } from './json.ts';
+/**
+ * Wraps text that was already checked as strict JSON (for example when it was stored), without
+ * parsing it again. Never use it on text from the network.
+ */
+export { trustedRawJson } from './json-raw.ts';
 export { UINT64_MAX, compareUint64, formatUint64, isCanonicalUint64, parseUint64 } from './uint64.ts';
 export {
   LEASE_SECRET_BYTES,

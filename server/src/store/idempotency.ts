@@ -7,7 +7,7 @@
  * replays the winner's receipt.
  */
 import { OrbitError } from '@orbit/spec/errors';
-import { RawJson, stringify } from '@orbit/spec/codec';
+import { stringify, trustedRawJson } from '@orbit/spec/codec';
 import type { Database, Sql } from './sql.ts';
 import { isUniqueViolation } from './sql.ts';
 
@@ -44,7 +44,7 @@ async function replay(tx: Sql, scope: IdempotencyScope): Promise<Receipt | null>
   }
   const text = String(row.response);
   // The stored text is the original `data` object; close it with the replay flag.
-  return { status: 200, data: new RawJson(`${text.slice(0, -1)},"deduplicated":true}`) };
+  return { status: 200, data: trustedRawJson(`${text.slice(0, -1)},"deduplicated":true}`) };
 }
 
 export async function idempotent(db: Database, scope: IdempotencyScope, operation: (tx: Sql) => Promise<Outcome>): Promise<Receipt> {

@@ -3,7 +3,7 @@
  * Rows as the database returns them, and their conversion to domain values and to the contract's
  * JSON shapes. Times are epoch milliseconds in the database and UTC RFC 3339 strings on the wire.
  */
-import { RawJson } from '@orbit/spec/codec';
+import { trustedRawJson } from '@orbit/spec/codec';
 import type { Delivery, DeliveryState } from '../domain/delivery.ts';
 import { TASK_STATE, type EventType } from '../domain/subscription.ts';
 import { big, num, numOrNull, type Row } from './sql.ts';
@@ -132,7 +132,7 @@ export const RESULT_COLUMNS = 'sequence, id, queue_id, type, task_id, task_revis
 
 /**
  * The immutable ResultEvent. `details` and `result` are stored as the exact JSON text that was
- * published and go back out as that text (RawJson), so no digit of a large number is lost.
+ * published (checked as strict JSON then) and go back out as that text, so no digit is lost.
  */
 export function eventJson(row: Row): Record<string, unknown> {
   const type = String(row.type) as EventType;
@@ -144,7 +144,7 @@ export function eventJson(row: Row): Record<string, unknown> {
     revision: String(row.task_revision),
     effect_uncertain: num(row.effect_uncertain) === 1,
   };
-  if (row.result !== null && row.result !== undefined) snapshot.result = new RawJson(String(row.result));
+  if (row.result !== null && row.result !== undefined) snapshot.result = trustedRawJson(String(row.result));
   if (row.current_attempt_id !== null && row.current_attempt_id !== undefined) snapshot.current_attempt_id = String(row.current_attempt_id);
   return {
     id: String(row.id),
@@ -154,7 +154,7 @@ export function eventJson(row: Row): Record<string, unknown> {
     aggregate_id: String(row.task_id),
     aggregate_revision: String(row.task_revision),
     occurred_at: iso(num(row.occurred_at)),
-    details: new RawJson(String(row.details)),
+    details: trustedRawJson(String(row.details)),
     snapshot,
   };
 }
