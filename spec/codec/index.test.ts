@@ -23,6 +23,7 @@ describe('@orbit/spec/codec public API', () => {
         'parseStrict',
         'parseUint64',
         'stringify',
+        'trustedRawJson',
       ].sort(),
     );
   });
