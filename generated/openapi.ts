@@ -13,7 +13,7 @@ export interface paths {
          * @description Permission `events:read`. Lists the subscriptions of the calling credential in one queue,
          *     ordered by `created_at` DESC, `id` DESC (seed §3). `next_cursor` is absent on the last page.
          *     A cursor is bound to the queue, the credential and the namespace; using it with another one
-         *     is `INVALID_ARGUMENT`.
+         *     is `INVALID_ARGUMENT`. A queue outside the credential's queue set is `NOT_FOUND`.
          */
         get: operations["ListSubscriptions"];
         put?: never;
@@ -26,9 +26,9 @@ export interface paths {
          *     and `from_sequence`, never a new key.
          *
          *     `from_sequence` is an exclusive cursor: results with a larger sequence are delivered. Omitted
-         *     or null means the committed head at creation; `"0"` means the oldest retained result. It may
-         *     not exceed the committed head (`INVALID_ARGUMENT`) nor be older than the retention boundary
-         *     (`EVENT_HISTORY_EXPIRED`, 410). At most 64 non-retired subscriptions per namespace
+         *     or null means the committed head at creation; `"0"` means the whole log that still exists (the
+         *     cursor starts at the retention boundary). Any other value may not exceed the committed head
+         *     (`INVALID_ARGUMENT`) nor be older than the retention boundary (`EVENT_HISTORY_EXPIRED`, 410). At most 64 non-retired subscriptions per namespace
          *     (`SUBSCRIPTION_LIMIT`, 409); a paused subscription still counts, a retired one does not. The
          *     name is unique in the namespace (`STATE_CONFLICT`, 409, when taken).
          */
@@ -690,6 +690,7 @@ export interface operations {
             400: components["responses"]["InvalidArgument"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -921,6 +922,17 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
+            /** @description `EVENT_HISTORY_EXPIRED`: the delivery is ACKED and retention removed its event. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };

@@ -9,6 +9,8 @@ import { isCanonicalUint64, isRawJson, parseStrict, StrictJsonError } from '@orb
 import { OrbitError } from '@orbit/spec/errors';
 
 export const MAX_BODY_BYTES = 512 * 1024;
+/** How much of an oversized body is read and dropped before the connection is cut. */
+const DRAIN_BYTES = 8 * 1024 * 1024;
 
 export interface Validator {
   (data: unknown): boolean;
@@ -86,8 +88,7 @@ export async function readJsonBody<T>(
   if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type.trim())) throw invalid('Content-Type must be application/json');
   const length = request.headers.get('content-length');
   if (length !== null && Number(length) > MAX_BODY_BYTES) throw invalid(`the body exceeds ${MAX_BODY_BYTES} bytes`);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > MAX_BODY_BYTES) throw invalid(`the body exceeds ${MAX_BODY_BYTES} bytes`);
+  const bytes = await readLimited(request, MAX_BODY_BYTES);
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -107,6 +108,30 @@ export async function readJsonBody<T>(
     if (v !== undefined && v !== null && !isCanonicalUint64(v)) throw invalid(`${field} must be a canonical uint64 decimal string`);
   }
   return { value: value as T, digest: createHash('sha256').update(canonicalJson(value)).digest('hex') };
+}
+
+/**
+ * Reads the body, keeping at most `limit` bytes (a chunked body has no length to check first).
+ * Past the limit the rest is read and dropped, up to a bound, so the client gets its 400 instead
+ * of a reset connection; a body beyond that bound is cut off.
+ */
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size <= limit) chunks.push(value);
+    else if (size > DRAIN_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      break;
+    }
+  }
+  if (size > limit) throw invalid(`the body exceeds ${limit} bytes`);
+  return Buffer.concat(chunks);
 }
 
 function describe(errors: Validator['errors']): string {

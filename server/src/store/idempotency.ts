@@ -3,8 +3,8 @@
  * Idempotent writes (seed §1–§4). A key is scoped to the credential and the operation; the first
  * request's receipt is stored in the same transaction as its effect. A replay with the same content
  * gets that receipt with `deduplicated: true` and HTTP 200; other content under the same key is
- * IDEMPOTENCY_CONFLICT. Concurrent first requests race on the primary key: the loser rolls back and
- * replays the winner's receipt.
+ * IDEMPOTENCY_CONFLICT. The key is reserved before the operation runs, so concurrent first requests
+ * queue on it: the later ones roll back and replay the first one's receipt.
  */
 import { OrbitError } from '@orbit/spec/errors';
 import { stringify, trustedRawJson } from '@orbit/spec/codec';
@@ -48,26 +48,32 @@ async function replay(tx: Sql, scope: IdempotencyScope): Promise<Receipt | null>
 }
 
 export async function idempotent(db: Database, scope: IdempotencyScope, operation: (tx: Sql) => Promise<Outcome>): Promise<Receipt> {
+  const key = [scope.credentialId, scope.scope, scope.key];
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.transaction(async (tx) => {
         const previous = await replay(tx, scope);
         if (previous) return previous;
-        const outcome = await operation(tx);
-        await tx.run('INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-          scope.credentialId,
-          scope.scope,
-          scope.key,
+        // Reserve the key before doing the work: a concurrent request with the same key waits on
+        // this row, then fails on the primary key and replays our receipt instead of re-running
+        // (and tripping over) the operation.
+        await tx.run('INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)', [
+          ...key,
           scope.digest,
+          '',
+          Date.now(),
+        ]);
+        const outcome = await operation(tx);
+        await tx.run('UPDATE idempotency_records SET status = ?, response = ? WHERE credential_id = ? AND scope = ? AND idem_key = ?', [
           outcome.status,
           stringify(outcome.data),
-          Date.now(),
+          ...key,
         ]);
         return { status: outcome.status, data: { ...outcome.data, deduplicated: false } };
       });
     } catch (error) {
       // A concurrent first request with the same key committed first: replay its receipt.
-      if (attempt === 0 && isUniqueViolation(error)) continue;
+      if (attempt < 2 && isUniqueViolation(error)) continue;
       throw error;
     }
   }

@@ -55,7 +55,9 @@ export async function createSubscription(db: Database, principal: Principal, key
     const [clash] = await tx.all('SELECT id FROM subscriptions WHERE namespace_id = ? AND active_name = ?', [principal.namespaceId, input.name]);
     if (clash) throw new OrbitError('STATE_CONFLICT', `a subscription named "${input.name}" already exists in this namespace`);
     const { head, boundary } = await logPosition(tx);
-    const from = input.from_sequence === undefined || input.from_sequence === null ? head : BigInt(input.from_sequence);
+    // Omitted: the committed head. "0": the whole log that still exists (seed §2), so after a prune
+    // it starts at the retention boundary. Any other value is an exact exclusive cursor.
+    const from = input.from_sequence === undefined || input.from_sequence === null ? head : input.from_sequence === '0' ? boundary : BigInt(input.from_sequence);
     if (from > head) throw new OrbitError('INVALID_ARGUMENT', `from_sequence ${from} is beyond the committed head ${head}`);
     if (from < boundary) throw new OrbitError('EVENT_HISTORY_EXPIRED', `from_sequence ${from} is below the retention boundary ${boundary}`);
     const record: SubscriptionRecord = {
