@@ -1,0 +1,357 @@
+/**
+ * The operations console (issue 9) in a real browser: Debian's Chromium, driven by playwright-core.
+ * Data is created through the API on the SQLite store; the browser enters the token, lists the
+ * queue's subscriptions page by page, pauses a subscription (with a lost answer, retried under the
+ * same Idempotency-Key), meets a STATE_CONFLICT and reloads, reads a delivery's raw result, retries
+ * an EXPIRED delivery and draws the backlog. Every effect is checked through the API. Screenshots go
+ * to docs/images/console-*.png.
+ *
+ * Chromium is required: without /usr/bin/chromium this file fails (install it with
+ * `apt-get install -y --no-install-recommends chromium`; `.ci/run` does that in CI).
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadSettings } from '../src/config.ts';
+import { CONSOLE_CSP, consoleRoutes } from '../src/console/routes.ts';
+import { createOrbit, type Orbit } from '../src/server.ts';
+import type { BootstrapResult } from '../src/store/principal.ts';
+import { Store } from '../src/store/store.ts';
+import { ALL_PERMISSIONS, api, eventually, freshDatabase, type TestDatabase } from './harness.ts';
+import { TestSocket } from './ws-client.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+// Screenshots go to docs/images only when asked (ORBIT_UPDATE_SCREENSHOTS=1), so a test run never
+// dirties the work tree; otherwise to a temporary folder.
+const IMAGES = process.env.ORBIT_UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : `${mkdtempSync(join(tmpdir(), 'orbit-console-'))}/`;
+
+const newKey = (): string => `console-test-${randomBytes(8).toString('hex')}`;
+const hex32 = (): string => randomBytes(16).toString('hex');
+
+/** A result a double cannot hold: the console must show it exactly as published. */
+const rawResult = (n: number): string => `{"order":${n},"total":123456789012345678901234567890${n},"ratio":0.1000000000000000055511151231257827,"tags":["a",{"deep":[1.0,-0,1E+2]}]}`;
+
+describe('operations console in Chromium (sqlite)', () => {
+  let db: TestDatabase;
+  let store: Store;
+  let orbit: Orbit;
+  let server: Server;
+  let base: string;
+  let owner: BootstrapResult;
+  let queueId: string;
+  let browser: Browser;
+  let page: Page;
+  let orders: any;
+  const resultsBySequence = new Map<string, string>();
+  const pageErrors: string[] = [];
+  const consoleErrors: string[] = [];
+
+  const get = async (path: string): Promise<any> => {
+    const res = await api(base, 'GET', path, { token: owner.token });
+    expect(res.status, res.text).toBe(200);
+    return res.json.data;
+  };
+  const deliveriesIn = async (state: string): Promise<any[]> => (await get(`/v1/subscriptions/${orders.id}/deliveries?limit=100&state=${state}`)).items;
+  const subscribe = async (name: string, extra: Record<string, unknown> = {}): Promise<any> => {
+    const res = await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: { name, queue_id: queueId, ...extra }, expect: 'validateSubscriptionResult' });
+    expect(res.status, res.text).toBe(201);
+    return res.json.data.subscription;
+  };
+  const publish = async (n: number, type: string): Promise<void> => {
+    const raw = rawResult(n);
+    const res = await api(base, 'POST', `/v1/queues/${queueId}/results`, {
+      token: owner.token,
+      key: newKey(),
+      rawBody: `{"type":"${type}","task_id":"${hex32()}","task_revision":"1","details":{"n":1.10},"result":${raw}}`,
+    });
+    expect(res.status, res.text).toBe(201);
+    resultsBySequence.set(res.json.data.event.sequence, raw);
+  };
+  const configure = async (enabled: boolean, expected: string): Promise<void> => {
+    const res = await api(base, 'POST', `/v1/subscriptions/${orders.id}:configure`, { token: owner.token, key: newKey(), body: { expected_revision: expected, enabled, reason: 'changed behind the console' } });
+    expect(res.status, res.text).toBe(200);
+  };
+  const shot = (name: string): Promise<Buffer> => page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
+  /** Evaluates a page expression (a string: this project compiles without the DOM library). */
+  const inPage = (expression: string): Promise<unknown> => page.evaluate(expression);
+  const statusText = async (text: string): Promise<void> => {
+    await page.locator('#status', { hasText: text }).waitFor();
+  };
+
+  // A missing Chromium fails every test of this file (a failing beforeAll would only skip them).
+  const missing = existsSync(CHROMIUM) ? null : `Chromium is required for the console test and is missing at ${CHROMIUM}: apt-get update && apt-get install -y --no-install-recommends chromium`;
+  beforeEach(() => {
+    if (missing) throw new Error(missing);
+  });
+
+  beforeAll(async () => {
+    if (missing) return;
+    mkdirSync(IMAGES, { recursive: true });
+
+    db = await freshDatabase('sqlite');
+    const settings = loadSettings({ ORBIT_LEASE_DURATION_MS: '300' }, { listen: '127.0.0.1:0', databaseUrl: db.url });
+    store = await Store.open(settings.databaseUrl);
+    orbit = createOrbit({ store, settings });
+    // The console in front of the API app, as the server wires it.
+    const app = new Hono();
+    consoleRoutes(app);
+    app.route('/', orbit.app as unknown as Hono);
+    server = createAdaptorServer({ fetch: app.fetch }) as Server;
+    orbit.attach(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+    owner = await store.bootstrap({ namespace: 'console', application: 'console-app', queues: ['orders'], permissions: ALL_PERMISSIONS });
+    queueId = owner.queue_ids.orders!;
+
+    // 21 older subscriptions so the list has a second page; then the one the console works on.
+    for (let i = 1; i <= 21; i += 1) await subscribe(`bulk-${String(i).padStart(2, '0')}`, { max_pending: 10 * i });
+    orders = await subscribe('orders-results', { max_attempts: 1 });
+
+    // Four results: the first is acknowledged, the second is leased and never acknowledged, so with
+    // a budget of 1 it turns EXPIRED once its 300 ms lease runs out; the rest stay PENDING.
+    const types = ['task.succeeded', 'task.failed', 'task.needs_review', 'task.cancelled'];
+    for (let i = 0; i < types.length; i += 1) await publish(i + 1, types[i]!);
+    const socket = await TestSocket.open(base, owner.token);
+    expect((await socket.hello(orders.id, 1)).type).toBe('events.welcome');
+    const first = await socket.deliver();
+    expect((await socket.ack(first)).type).toBe('ack');
+    await socket.deliver();
+    await eventually(async () => (await deliveriesIn('EXPIRED')).length > 0, 10_000, 'an EXPIRED delivery');
+    socket.close();
+    await socket.waitClosed();
+    expect(socket.invalid).toEqual([]);
+    await eventually(async () => (await deliveriesIn('LEASED')).length === 0, 10_000, 'no LEASED delivery left');
+
+    // Three more results after the consumer left: the cursor of orders-results stays behind. A new
+    // subscription starts at the committed head, so its cursor shows the console how far the log is.
+    for (let i = 5; i <= 7; i += 1) await publish(i, 'task.succeeded');
+    await subscribe('late-results');
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // Playwright gives every launch a fresh temporary user data dir and removes it on close.
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, reducedMotion: 'reduce' });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (error) => pageErrors.push(String(error)));
+    page.on('console', (message) => {
+      // A refused request (409) or a cut connection is logged by the browser itself; that is expected.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) consoleErrors.push(message.text());
+    });
+    await page.addInitScript({
+      content: "window.cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));",
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server) {
+      orbit.beginShutdown();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    await orbit?.close();
+    if (store) {
+      await store.drain();
+      await store.close();
+    }
+    await db?.drop();
+  });
+
+  it('serves the static console with no-store and a strict CSP, and only known files', async () => {
+    for (const path of ['/console', '/console/', '/console/js/main.js', '/console/console.css']) {
+      const res = await fetch(base + path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    expect(CONSOLE_CSP).toContain("default-src 'self'");
+    expect((await fetch(`${base}/console/js/main.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    // Only the files under static/ are served: not the module itself, not an encoded way out.
+    for (const path of ['/console/missing.js', '/console/routes.ts', '/console/static/index.html', '/console/js%2F..%2F..%2Froutes.ts', '/console/js/%2e%2e%2Fmain.js']) {
+      const res = await fetch(base + path);
+      expect(res.status, path).toBe(404);
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+    }
+    // Dot segments are resolved before routing and leave /console altogether.
+    for (const path of ['/console/../package.json', '/console/%2e%2e/server/package.json']) {
+      expect((await fetch(base + path)).status, path).toBe(404);
+    }
+  });
+
+  it('keeps the token in sessionStorage only and lists subscriptions page by page', async () => {
+    const response = await page.goto(`${base}/console`);
+    expect(response?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
+    await page.getByRole('heading', { name: 'Enter an API token' }).waitFor();
+
+    // Keyboard: the first Tab reaches the skip link, and focus is visibly outlined.
+    await page.keyboard.press('Tab');
+    expect(await inPage('document.activeElement.className')).toBe('skip-link');
+    expect(await inPage('getComputedStyle(document.activeElement).outlineStyle')).toBe('solid');
+
+    await page.getByLabel('API token').fill(owner.token);
+    await page.getByLabel('API token').press('Enter');
+    await page.getByRole('heading', { name: 'Subscriptions', exact: true }).waitFor();
+    expect(await inPage("sessionStorage.getItem('orbit.console.token')")).toBe(owner.token);
+    expect(await inPage('document.cookie')).toBe('');
+    expect(await inPage('localStorage.length')).toBe(0);
+
+    await page.getByLabel('Queue ID').fill(queueId);
+    await page.getByRole('button', { name: 'List subscriptions' }).click();
+    const rows = page.locator('#subscriptions-table tbody tr');
+    await page.locator('.pager-state', { hasText: 'Page 1 · 20 on this page' }).waitFor();
+    expect(await rows.count()).toBe(20);
+    const names = await page.locator('#subscriptions-table tbody th a').allTextContents();
+    expect(names[0]).toBe('late-results');
+    expect(names).toContain('orders-results');
+    // enabled, retired, cursor_sequence, pending_count / max_pending, max_attempts
+    const cells = await page.locator(`tr[data-subscription-id="${orders.id}"] td`).allInnerTexts();
+    expect(cells.map((c) => c.trim())).toEqual(['Enabled', 'No', '4', '3 / 100', '1']);
+    await shot('subscriptions');
+
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await page.locator('.pager-state', { hasText: 'Page 2 · 3 on this page · last page' }).waitFor();
+    // created_at DESC, id DESC: the three oldest (in any order when created in the same millisecond).
+    expect((await page.locator('#subscriptions-table tbody th a').allTextContents()).sort()).toEqual(['bulk-01', 'bulk-02', 'bulk-03']);
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await page.locator('.pager-state', { hasText: 'Page 1 · 20 on this page' }).waitFor();
+    expect(page.url()).not.toContain(owner.token);
+  });
+
+  it('pauses a subscription; a lost answer is retried with the same Idempotency-Key', async () => {
+    await page.getByRole('link', { name: 'orders-results' }).click();
+    await page.getByRole('heading', { name: /Subscription orders-results/ }).waitFor();
+    await page.locator('#history-note', { hasText: 'needs an API endpoint' }).waitFor();
+
+    // The first configure reaches the server, but its answer is cut off on the way back.
+    const keys: string[] = [];
+    let cut = true;
+    const isConfigure = (url: URL): boolean => url.pathname.endsWith(':configure');
+    await page.route(isConfigure, async (route) => {
+      keys.push(route.request().headers()['idempotency-key']!);
+      if (cut) {
+        cut = false;
+        await route.fetch();
+        await route.abort('connectionreset');
+      } else {
+        await route.continue();
+      }
+    });
+    await page.getByLabel('Reason to pause').fill('receiver maintenance');
+    await page.getByRole('button', { name: 'Pause subscription' }).click();
+    const lost = page.locator('.error-panel[data-code="NETWORK_ERROR"]');
+    await lost.waitFor();
+    expect(await inPage("JSON.parse(sessionStorage.getItem('orbit.console.operations') ?? '[]').length")).toBe(1);
+    // The server did pause: exactly one new revision.
+    expect(await get(`/v1/subscriptions/${orders.id}`)).toMatchObject({ enabled: false, revision: '2' });
+    await shot('unconfirmed');
+
+    await lost.getByRole('button', { name: 'Retry with the same Idempotency-Key' }).click();
+    await statusText('Paused orders-results: revision 2 (the server had already applied this operation).');
+    await page.unroute(isConfigure);
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect(await inPage("sessionStorage.getItem('orbit.console.operations')")).toBeNull();
+    expect(await get(`/v1/subscriptions/${orders.id}`)).toMatchObject({ enabled: false, revision: '2' });
+    await page.getByRole('button', { name: 'Resume subscription' }).waitFor();
+    await shot('subscription');
+  });
+
+  it('shows STATE_CONFLICT with code, message and request_id, and reloads', async () => {
+    await configure(true, '2');
+    await configure(false, '3');
+    await page.getByLabel('Reason to resume').fill('receiver repaired');
+    await page.getByRole('button', { name: 'Resume subscription' }).click();
+    const conflict = page.locator('.error-panel[data-code="STATE_CONFLICT"]');
+    await conflict.waitFor();
+    expect(await conflict.locator('.error-request-id').innerText()).toMatch(/^[0-9a-f]{32}$/);
+    expect(await conflict.locator('.error-message').innerText()).not.toBe('');
+    await shot('conflict');
+    await conflict.getByRole('button', { name: 'Reload current state' }).click();
+    await page.locator('#history-note', { hasText: 'Current revision 4,' }).waitFor();
+    await page.getByRole('button', { name: 'Resume subscription' }).waitFor();
+    expect(await get(`/v1/subscriptions/${orders.id}`)).toMatchObject({ enabled: false, revision: '4' });
+  });
+
+  it('filters deliveries by state, shows the raw result and retries an EXPIRED delivery', async () => {
+    const expired = await deliveriesIn('EXPIRED');
+    expect(expired.length).toBeGreaterThan(0);
+    await page.getByLabel('State', { exact: true }).selectOption('EXPIRED');
+    await page.getByRole('button', { name: 'Show deliveries' }).click();
+    await page.getByRole('heading', { name: 'Deliveries: EXPIRED' }).waitFor();
+    await page.locator('#deliveries-table').waitFor();
+    const rows = page.locator('#deliveries-table tbody tr');
+    expect(await rows.count()).toBe(expired.length);
+    expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-state')))).toEqual(expired.map(() => 'EXPIRED'));
+
+    const target = expired[0];
+    await page.locator(`tr[data-delivery-id="${target.id}"] a`).click();
+    await page.getByRole('heading', { name: `Delivery of sequence ${target.sequence} EXPIRED` }).waitFor();
+    const raw = resultsBySequence.get(target.sequence)!;
+    expect(await page.locator('#result-raw').textContent()).toBe(raw);
+    expect(await page.locator('#details-raw').textContent()).toBe('{"n":1.10}');
+    await page.getByLabel(/^Indent/).first().check();
+    const indented = (await page.locator('#result-raw').textContent())!;
+    expect(indented).toContain('"total": 123456789012345678901234567890');
+    expect(indented.replace(/\s+/g, '')).toBe(raw.replace(/\s+/g, ''));
+    await page.getByLabel(/^Indent/).first().uncheck();
+
+    await page.getByLabel('Additional attempts').fill('2');
+    await page.getByLabel('Reason to retry').fill('receiver persistence failure repaired');
+    await shot('delivery');
+    await page.getByRole('button', { name: 'Retry delivery' }).click();
+    await statusText('Delivery is now PENDING with an attempt budget of 3.');
+    await page.getByRole('heading', { name: `Delivery of sequence ${target.sequence} PENDING` }).waitFor();
+
+    const detail = await get(`/v1/subscriptions/${orders.id}/deliveries/${target.id}`);
+    expect(detail.delivery).toMatchObject({ id: target.id, state: 'PENDING', attempts: 1, attempt_budget: 3, lease_epoch: target.lease_epoch });
+    expect(await inPage("sessionStorage.getItem('orbit.console.operations')")).toBeNull();
+  });
+
+  it('draws the backlog as an SVG bar chart with the counts of the API', async () => {
+    await page.getByRole('link', { name: 'Subscription', exact: true }).click();
+    await page.getByRole('link', { name: 'Backlog chart' }).click();
+    await page.locator('#backlog-result[aria-busy="false"]').waitFor();
+    expect(await page.locator('svg#backlog-chart').getAttribute('role')).toBe('img');
+    expect(await page.locator('svg#backlog-chart .chart-row').count()).toBe(4);
+    for (const state of ['PENDING', 'LEASED', 'ACKED', 'EXPIRED']) {
+      const count = (await deliveriesIn(state)).length;
+      expect(await page.locator(`#backlog-table tr[data-state="${state}"] td`).innerText(), state).toBe(String(count));
+    }
+    const sub = await get(`/v1/subscriptions/${orders.id}`);
+    expect(sub.cursor_sequence).toBe('4');
+    expect(await page.locator('#backlog-table tr[data-measure="gap"] td').innerText()).toBe('3');
+    await shot('backlog');
+  });
+
+  it('works on a narrow screen and forgets the token on request', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${base}/console#/queues/${queueId}`);
+    await page.locator('.pager-state', { hasText: 'Page 1' }).waitFor();
+    expect(await inPage('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await inPage("getComputedStyle(document.querySelector('#subscriptions-table thead')).position")).toBe('absolute');
+    await page.screenshot({ path: `${IMAGES}console-narrow.png` });
+
+    await page.getByRole('button', { name: 'Forget token' }).click();
+    await page.getByRole('heading', { name: 'Enter an API token' }).waitFor();
+    expect(await inPage("sessionStorage.getItem('orbit.console.token')")).toBeNull();
+
+    expect(await inPage('window.cspViolations')).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+});
