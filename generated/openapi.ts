@@ -248,7 +248,9 @@ export interface paths {
          *     server assigns `id`, `sequence` and `occurred_at` and builds the immutable snapshot; `result`
          *     is kept byte-exact as raw JSON text. `task.requeued` is logged but never matches a
          *     subscription. The first success answers 201; a replay with the same `Idempotency-Key` and
-         *     the same request answers 200 with `deduplicated: true` and the original event.
+         *     the same request answers 200 with `deduplicated: true` and the original event. `result` and
+         *     `details` together may take at most 516,096 bytes (512 KiB less 8 KiB), so that the event's
+         *     `event.deliver` frame stays within the 512 KiB frame limit; more is `INVALID_ARGUMENT`.
          */
         post: operations["PublishResult"];
         delete?: never;
@@ -269,6 +271,56 @@ export interface paths {
          * @description No authentication and no permission. Answers 200 once the server accepts requests.
          */
         get: operations["GetHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description No authentication and no permission. 200 when this node can serve: its database answers and
+         *     every migration the node knows is applied (a database migrated further by a newer node is
+         *     accepted). 503 `UNAVAILABLE` when the database does not answer within 2 seconds, when
+         *     migrations are missing, or while the node shuts down. Point load-balancer health checks here
+         *     and liveness probes at `/healthz`.
+         */
+        get: operations["GetReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description The node's metrics in the Prometheus text exposition format (version 0.0.4), not an envelope:
+         *     this is the one success body outside the `{request_id, data}` rule; its refusals are envelopes
+         *     like everywhere. Served according to the server setting `metrics`: `off` (the default; the route
+         *     answers 404 `NOT_FOUND` like an unknown route), `open` (no authentication), or `token`
+         *     (`Authorization: Bearer <metrics_token>`, a deployment setting, not an API credential). With
+         *     `metrics_listen` the route is served only on that separate listener. The metrics and their
+         *     meaning are listed in docs/operations.md.
+         */
+        get: operations["GetMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -386,6 +438,11 @@ export interface components {
             /** @constant */
             status: "ok";
         };
+        /** @description Readiness body. */
+        Readiness: {
+            /** @constant */
+            status: "ready";
+        };
         /** @description Seed §1, §7. The body of every error response. */
         ErrorEnvelope: {
             request_id: components["schemas"]["Id"];
@@ -430,6 +487,11 @@ export interface components {
         HealthEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["Health"];
+        };
+        /** @description Success envelope of GetReadiness. */
+        ReadinessEnvelope: {
+            request_id: components["schemas"]["Id"];
+            data: components["schemas"]["Readiness"];
         };
         /** @description §1, §4, §5: a 32-character lower-case hexadecimal identity (message_id, subscription_id, delivery id, event id, ...). Upper-case hex is not accepted. */
         Id: string;
@@ -619,6 +681,40 @@ export interface components {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "Cache-Control": components["headers"]["Cache-Control"];
                 "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description `UNAVAILABLE`: the database does not answer, migrations are not current, or the node is shutting down. */
+        NotReady: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description `UNAUTHENTICATED`: `metrics` is `token` and the request has no bearer token or another one. */
+        MetricsUnauthenticated: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Cache-Control": components["headers"]["Cache-Control"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description `NOT_FOUND`: `metrics` is `off`, or the metrics are served on a separate listener (`metrics_listen`). */
+        MetricsNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Cache-Control": components["headers"]["Cache-Control"];
                 [name: string]: unknown;
             };
             content: {
@@ -1088,6 +1184,55 @@ export interface operations {
                     "application/json": components["schemas"]["HealthEnvelope"];
                 };
             };
+        };
+    };
+    GetReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The node is ready. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadinessEnvelope"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            503: components["responses"]["NotReady"];
+        };
+    };
+    GetMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics of this node. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["MetricsUnauthenticated"];
+            404: components["responses"]["MetricsNotFound"];
         };
     };
 }

@@ -44,6 +44,7 @@ export declare const validateDeliveryRetryResult: Validator<components["schemas"
 export declare const validatePublishResultRequest: Validator<components["schemas"]["PublishResultRequest"]>;
 export declare const validatePublishResultResponse: Validator<components["schemas"]["PublishResultResponse"]>;
 export declare const validateHealth: Validator<components["schemas"]["Health"]>;
+export declare const validateReadiness: Validator<components["schemas"]["Readiness"]>;
 export declare const validateErrorEnvelope: Validator<components["schemas"]["ErrorEnvelope"]>;
 export declare const validateSubscriptionEnvelope: Validator<components["schemas"]["SubscriptionEnvelope"]>;
 export declare const validateSubscriptionResultEnvelope: Validator<components["schemas"]["SubscriptionResultEnvelope"]>;
@@ -53,3 +54,4 @@ export declare const validateDeliveryDetailEnvelope: Validator<components["schem
 export declare const validateDeliveryRetryResultEnvelope: Validator<components["schemas"]["DeliveryRetryResultEnvelope"]>;
 export declare const validatePublishResultEnvelope: Validator<components["schemas"]["PublishResultEnvelope"]>;
 export declare const validateHealthEnvelope: Validator<components["schemas"]["HealthEnvelope"]>;
+export declare const validateReadinessEnvelope: Validator<components["schemas"]["ReadinessEnvelope"]>;

@@ -498,6 +498,10 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
     valid: [{ status: 'ok' }],
     invalid: [{ status: 'degraded' }, {}, { status: 'ok', uptime: 1 }],
   },
+  Readiness: {
+    valid: [{ status: 'ready' }],
+    invalid: [{ status: 'ok' }, {}, { status: 'ready', database: 'up' }],
+  },
   ErrorEnvelope: {
     valid: [{ request_id: ID, error: { code: 'NOT_FOUND', message: 'no such subscription' } }],
     invalid: [
@@ -545,6 +549,10 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
     valid: [envelope({ status: 'ok' })],
     invalid: [{ status: 'ok' }, envelope({ status: 'OK' })],
   },
+  ReadinessEnvelope: {
+    valid: [envelope({ status: 'ready' })],
+    invalid: [{ status: 'ready' }, envelope({ status: 'ok' })],
+  },
 };
 
 describe('every component schema of openapi.yaml', () => {
@@ -590,6 +598,8 @@ describe('openapi.yaml structure', () => {
         'GET /v1/events/connect',
         'POST /v1/queues/{queue_id}/results',
         'GET /healthz',
+        'GET /readyz',
+        'GET /metrics',
       ].sort(),
     );
   });
@@ -610,9 +620,12 @@ describe('openapi.yaml structure', () => {
       ConnectEvents: 'events:consume',
       PublishResult: 'results:publish',
       GetHealth: undefined,
+      GetReadiness: undefined,
+      GetMetrics: undefined,
     });
     for (const [, route, op] of operations) {
-      if (route === '/healthz') expect(op.security).toEqual([]);
+      if (route === '/healthz' || route === '/readyz') expect(op.security).toEqual([]);
+      else if (route === '/metrics') expect(op.security).toEqual([{}, { metricsToken: [] }]);
       else expect(op.security).toBeUndefined();
     }
     expect(openapi.security).toEqual([{ bearerAuth: [] }]);
@@ -666,6 +679,11 @@ describe('openapi.yaml structure', () => {
           expect(headers, `${route} ${status}`).toContain('Retry-After');
         if (status === '101') {
           expect(response.content).toBeUndefined();
+          continue;
+        }
+        if (op.operationId === 'GetMetrics' && status === '200') {
+          // The one success body that is not an envelope: the Prometheus text format.
+          expect(Object.keys(response.content as JsonObject)).toEqual(['text/plain']);
           continue;
         }
         const schemaRef = ((

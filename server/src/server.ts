@@ -2,46 +2,86 @@
  * @module
  * The embeddable server: `createOrbit` returns the Hono app and what a Node HTTP server needs for
  * the WebSocket upgrade, so a team can mount Orbit in its own deployment; `startServer` is what
- * `orbit serve` runs.
+ * `orbit serve` runs (HTTP or HTTPS/WSS, an optional separate metrics listener, graceful close).
  */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
-import type { Settings } from './config.ts';
-import { createHttpApp, type AppEnv } from './http/app.ts';
+import type { ListenAddress, Settings } from './config.ts';
+import { createHttpApp, createMetricsApp, type AppEnv, type MetricsEndpoint } from './http/app.ts';
 import { EventGateway } from './events/gateway.ts';
+import { retentionJob, sweepJob, type PeriodicJob } from './ops/jobs.ts';
+import type { Log } from './ops/log.ts';
+import { OrbitMetrics } from './ops/metrics.ts';
 import { Store } from './store/store.ts';
 
 export interface Orbit {
   readonly app: Hono<AppEnv>;
+  /** The app of a separate metrics listener (`/metrics` only), when `metrics_listen` is set. */
+  readonly metricsApp: Hono<AppEnv> | null;
   readonly store: Store;
+  readonly metrics: OrbitMetrics;
+  /** Background jobs of this node: the lease sweep and, when configured, retention. */
+  readonly jobs: readonly PeriodicJob[];
   /** Attaches the `orbit.events.v1` upgrade handler to a Node HTTP server. */
   attach(server: Server): void;
-  /** Stops background work and closes sessions; does not close the store. */
+  /** Shutdown, first step: `/readyz` answers 503, upgrades are refused, jobs stop scheduling. */
+  beginShutdown(): void;
+  /** Stops background work (waiting for the running batch), drains claims and closes sessions with 1001; does not close the store. */
   close(): Promise<void>;
 }
 
 export interface OrbitOptions {
   readonly store: Store;
   readonly settings: Settings;
-  readonly log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  readonly log?: Log;
 }
 
 export function createOrbit(options: OrbitOptions): Orbit {
-  const log = options.log ?? (() => {});
-  const app = createHttpApp(options.store, { requestTimeoutMs: options.settings.requestTimeoutMs }, (error, requestId) =>
-    log('error', 'request failed', { request_id: requestId, error: String((error as Error)?.stack ?? error) }),
-  );
-  const gateway = new EventGateway(options.store, options.settings, log);
+  const { store, settings } = options;
+  const log: Log = options.log ?? (() => {});
+  const metrics = new OrbitMetrics(store, { leaseDurationMs: settings.leaseDurationMs, backlogLimit: settings.metricsBacklogLimit });
+  const gateway = new EventGateway(store, settings, log, metrics);
+  metrics.bindEngine({ connections: () => gateway.connectionCount, sessions: () => gateway.sessionCount, claimPoolDepth: () => gateway.claimPoolDepth });
+  let draining = false;
+
+  const endpoint: MetricsEndpoint | null =
+    settings.metrics === 'off' ? null : { token: settings.metrics === 'token' ? settings.metricsToken : null, exposition: () => metrics.exposition() };
+  const http = {
+    log,
+    onError: (error: unknown, requestId: string) => log('error', 'request failed', { request_id: requestId, error: String((error as Error)?.stack ?? error) }),
+    observe: (method: string, route: string, code: number, seconds: number) => metrics.httpRequest(method, route, code, seconds),
+  };
+  const app = createHttpApp(store, { requestTimeoutMs: settings.requestTimeoutMs }, {
+    ...http,
+    readiness: async () => (draining ? { ready: false, reason: 'the server is shutting down' } : store.readiness()),
+    metrics: settings.metricsListen ? null : endpoint,
+  });
+  const metricsApp = settings.metricsListen && endpoint ? createMetricsApp({ requestTimeoutMs: settings.requestTimeoutMs }, endpoint, http) : null;
+
+  const deps = { store, settings, log, metrics, onRecovered: () => gateway.wake() };
+  const jobs = [sweepJob(deps), retentionJob(deps)].filter((job): job is PeriodicJob => job !== null);
+  for (const job of jobs) job.start();
+
+  const beginShutdown = () => {
+    draining = true;
+    gateway.stopAccepting();
+  };
   return {
     app,
-    store: options.store,
+    metricsApp,
+    store,
+    metrics,
+    jobs,
     attach(server) {
       gateway.attach(server);
     },
-    close() {
-      return gateway.close();
+    beginShutdown,
+    async close() {
+      beginShutdown();
+      await Promise.all([gateway.close(), ...jobs.map((job) => job.stop())]);
     },
   };
 }
@@ -49,30 +89,89 @@ export function createOrbit(options: OrbitOptions): Orbit {
 export interface RunningServer {
   readonly orbit: Orbit;
   readonly server: Server;
+  /** `http://HOST:PORT` or `https://HOST:PORT`. */
   readonly url: string;
+  /** The separate metrics listener's URL, when there is one. */
+  readonly metricsUrl: string | null;
+  /**
+   * Graceful close: stops accepting, lets in-flight requests and transactions finish, closes event
+   * connections with 1001, then closes the store. Unbounded here; `orbit serve` bounds it with
+   * `shutdown_timeout_ms`.
+   */
   close(): Promise<void>;
 }
 
-/** Opens the store (applying migrations), serves HTTP and WebSocket, resolves once listening. */
-export async function startServer(settings: Settings, log?: OrbitOptions['log']): Promise<RunningServer> {
-  const store = await Store.open(settings.databaseUrl);
-  const orbit = createOrbit({ store, settings, ...(log ? { log } : {}) });
-  const server = createAdaptorServer({ fetch: orbit.app.fetch }) as Server;
-  orbit.attach(server);
+function serve(fetch: Hono<AppEnv>['fetch'], settings: Settings): Server {
+  const tls = settings.tls;
+  const server = tls
+    ? createAdaptorServer({ fetch, createServer: createHttpsServer, serverOptions: { cert: tls.cert, key: tls.key } })
+    : createAdaptorServer({ fetch, createServer: createHttpServer });
+  return server as Server;
+}
+
+async function listen(server: Server, address: ListenAddress): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(settings.listen.port, settings.listen.host, () => resolve());
+    server.listen(address.port, address.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    orbit,
-    server,
-    url: `http://${host}:${address.port}`,
-    async close() {
-      await orbit.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await store.close();
-    },
-  };
+  const bound = server.address() as AddressInfo;
+  return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
+}
+
+/** Stops listening and resolves once every connection is gone, closing idle keep-alive ones as they become idle. */
+function closeServer(server: Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** Opens the store (applying migrations), serves HTTP(S) and WebSocket, resolves once listening. */
+export async function startServer(settings: Settings, log?: Log): Promise<RunningServer> {
+  const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
+  const orbit = createOrbit({ store, settings, ...(log ? { log } : {}) });
+  const scheme = settings.tls ? 'https' : 'http';
+  const server = serve(orbit.app.fetch, settings);
+  orbit.attach(server);
+  let metricsServer: Server | null = null;
+  try {
+    const host = await listen(server, settings.listen);
+    let metricsUrl: string | null = null;
+    if (orbit.metricsApp && settings.metricsListen) {
+      metricsServer = serve(orbit.metricsApp.fetch, settings);
+      metricsUrl = `${scheme}://${await listen(metricsServer, settings.metricsListen)}`;
+    }
+    const stopped = { promise: null as Promise<void> | null };
+    return {
+      orbit,
+      server,
+      url: `${scheme}://${host}`,
+      metricsUrl,
+      close() {
+        stopped.promise ??= (async () => {
+          orbit.beginShutdown();
+          const listeners = Promise.all([closeServer(server), metricsServer ? closeServer(metricsServer) : undefined]);
+          await orbit.close();
+          await listeners;
+          await store.drain();
+          await store.close();
+        })();
+        return stopped.promise;
+      },
+    };
+  } catch (error) {
+    await orbit.close();
+    server.close();
+    metricsServer?.close();
+    await store.close();
+    throw error;
+  }
 }

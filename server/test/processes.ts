@@ -7,6 +7,19 @@ import { fileURLToPath } from 'node:url';
 
 const ORBIT = fileURLToPath(new URL('../bin/orbit.mjs', import.meta.url));
 
+/** A port that was free a moment ago, for a server that must come back on the same address. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 export interface ServerProcess {
   readonly url: string;
   readonly child: ChildProcess;
@@ -15,8 +28,8 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}, timeoutMs = 20_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [ORBIT, 'serve', '--listen', '127.0.0.1:0', '--database', databaseUrl], {
+export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}, timeoutMs = 20_000, listen = '127.0.0.1:0'): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [ORBIT, 'serve', '--listen', listen, '--database', databaseUrl], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

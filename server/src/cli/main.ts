@@ -5,10 +5,11 @@
  * runtime failure and 2 on a usage error.
  */
 import { parseArgs } from 'node:util';
-import { loadSettings, SettingsError } from '../config.ts';
+import { INTEGER_SETTINGS, OTHER_SETTINGS, readConfigFile, resolveWithSources, describeSettings, settingsMarkdown, SettingsError, type Resolved } from '../config.ts';
 import { startServer } from '../server.ts';
 import { Store } from '../store/store.ts';
 import { PERMISSIONS } from '../store/principal.ts';
+import { installShutdown } from '../ops/shutdown.ts';
 import { publishCommand } from './publish.ts';
 import { createLogger } from './log.ts';
 import { UsageError } from './usage.ts';
@@ -16,39 +17,67 @@ import { UsageError } from './usage.ts';
 const USAGE = `usage: orbit <command> [options]
 
 commands:
-  serve      [--listen HOST:PORT] [--database URL]     serve the API and orbit.events.v1
-  dev                                                   serve 127.0.0.1:8080 on sqlite:./orbit.db with a demo credential
-  migrate    [--database URL]                           apply migrations only
+  serve      [--listen HOST:PORT] [--database URL] [--config FILE] [--SETTING VALUE ...]
+                                                        serve the API and orbit.events.v1
+  dev        [same options as serve]                    serve 127.0.0.1:8080 on sqlite:./orbit.db with a demo credential, readable logs
+  migrate    [--database URL] [--config FILE]           apply migrations only
   bootstrap  --namespace N --application A --queue Q [--queue Q2] [--event-access] [--publish-access] [--permissions p1,p2] [--json]
   publish    --queue-id ID --type T --task-id ID [--task-revision N] [--details JSON] [--result JSON] [--effect-uncertain] [--current-attempt-id ID]
   prune      --before-sequence N                        remove results below N (retention)
+  settings   [--markdown] [same options as serve]       print the effective settings (JSON, secrets hidden) or the settings table
 
-environment: ORBIT_LISTEN, ORBIT_DATABASE_URL and the ORBIT_* timing settings (see docs/operations.md)`;
+Every setting can be given as a flag, an ORBIT_* environment variable or a key of the --config file
+(JSON or YAML), in that order of precedence: see \`orbit settings --markdown\` and docs/operations.md.`;
 
+type Values = Record<string, string | boolean | string[] | undefined>;
 
-function databaseUrl(values: { database?: string | undefined }): string {
-  return loadSettings(process.env, values.database ? { databaseUrl: values.database } : {}).databaseUrl;
+/** parseArgs options for every setting's flag, plus --config. */
+function settingOptions(): Record<string, { type: 'string' }> {
+  const options: Record<string, { type: 'string' }> = {};
+  for (const s of [...INTEGER_SETTINGS, ...OTHER_SETTINGS]) options[s.flag] = { type: 'string' };
+  return options;
+}
+
+/** Flag values by setting name; `--config` (or ORBIT_CONFIG) names the config file. */
+function resolveFromCli(values: Values, defaults?: Record<string, string>): Resolved {
+  const flags: Record<string, string | undefined> = {};
+  for (const s of [...INTEGER_SETTINGS, ...OTHER_SETTINGS]) {
+    const value = values[s.flag];
+    if (typeof value === 'string') flags[s.name] = value;
+  }
+  const configPath = flags.config ?? (process.env.ORBIT_CONFIG || undefined);
+  const file = configPath ? readConfigFile(configPath) : undefined;
+  return resolveWithSources({ flags, env: process.env, ...(file ? { file } : {}), ...(defaults ? { defaults } : {}) });
+}
+
+function databaseUrl(values: { database?: string | undefined; config?: string | undefined }): string {
+  return resolveFromCli(values as Values).settings.databaseUrl;
 }
 
 async function serve(args: string[], dev: boolean): Promise<void> {
-  const { values } = parseArgs({ args, options: { listen: { type: 'string' }, database: { type: 'string' } }, strict: true });
-  const settings = loadSettings(process.env, {
-    ...(values.listen ? { listen: values.listen } : dev ? { listen: '127.0.0.1:8080' } : {}),
-    ...(values.database ? { databaseUrl: values.database } : dev ? { databaseUrl: 'sqlite:./orbit.db' } : {}),
-  });
-  const log = createLogger(dev ? 'pretty' : 'json');
+  const { values } = parseArgs({ args, options: settingOptions(), strict: true });
+  const { settings } = resolveFromCli(values, dev ? { log_format: 'pretty' } : undefined);
+  const { log } = createLogger({ format: settings.logFormat, level: settings.logLevel });
   const running = await startServer(settings, log);
-  log('info', 'orbit is serving', { url: running.url, database: running.orbit.store.db.description, migrations: running.orbit.store.migrations.current });
+  log('info', 'orbit is serving', {
+    url: running.url,
+    ...(running.metricsUrl ? { metrics_url: running.metricsUrl } : {}),
+    database: running.orbit.store.db.description,
+    migrations: running.orbit.store.migrations.current,
+    metrics: settings.metrics,
+    tls: settings.tls !== null,
+  });
+  installShutdown({ close: () => running.close(), timeoutMs: settings.shutdownTimeoutMs, log });
   if (dev) await printDemo(running.orbit.store, running.url);
-  const stop = async (signal: string) => {
-    log('info', 'shutting down', { signal });
-    process.once('SIGTERM', () => process.exit(1));
-    process.once('SIGINT', () => process.exit(1));
-    await running.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+async function settingsCommand(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { ...settingOptions(), markdown: { type: 'boolean' } }, strict: true });
+  if (values.markdown) {
+    console.log(settingsMarkdown());
+    return;
+  }
+  console.log(JSON.stringify(describeSettings(resolveFromCli(values)), null, 2));
 }
 
 /** On a new database, `orbit dev` creates a demo credential and shows how to use it. */
@@ -70,11 +99,13 @@ Try:
     -H 'Authorization: Bearer ${demo.token}' -H 'Content-Type: application/json' \\
     -H 'Idempotency-Key: first-subscription' \\
     -d '{"name":"object-results","queue_id":"${queueId}"}'
+
+Operator console: ${url}/console (paste the token there)
 `);
 }
 
 async function migrateCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { database: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ args, options: { database: { type: 'string' }, config: { type: 'string' } }, strict: true });
   const store = await Store.open(databaseUrl(values));
   console.log(JSON.stringify({ database: store.db.description, applied: store.migrations.applied, current: store.migrations.current }));
   await store.close();
@@ -92,6 +123,7 @@ async function bootstrapCommand(args: string[]): Promise<void> {
       permissions: { type: 'string' },
       json: { type: 'boolean' },
       database: { type: 'string' },
+      config: { type: 'string' },
     },
     strict: true,
   });
@@ -122,7 +154,7 @@ async function bootstrapCommand(args: string[]): Promise<void> {
 }
 
 async function pruneCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { 'before-sequence': { type: 'string' }, database: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ args, options: { 'before-sequence': { type: 'string' }, database: { type: 'string' }, config: { type: 'string' } }, strict: true });
   const before = values['before-sequence'];
   if (!before || !/^(0|[1-9][0-9]{0,19})$/.test(before)) throw new UsageError('--before-sequence N is required (a uint64)');
   const store = await Store.open(databaseUrl(values));
@@ -140,6 +172,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   bootstrap: bootstrapCommand,
   publish: (args) => publishCommand(args, databaseUrl),
   prune: pruneCommand,
+  settings: settingsCommand,
 };
 
 async function main(argv: string[]): Promise<void> {
@@ -154,7 +187,11 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  const usage = error instanceof UsageError || error instanceof SettingsError || (error as { code?: string })?.code?.startsWith('ERR_PARSE_ARGS');
+  const usage = error instanceof UsageError || (error as { code?: string })?.code?.startsWith('ERR_PARSE_ARGS');
+  if (error instanceof SettingsError) {
+    console.error(`orbit: invalid setting: ${error.message}`);
+    process.exit(2);
+  }
   console.error(`orbit: ${(error as Error)?.message ?? String(error)}`);
   if (usage) console.error(`\n${USAGE}`);
   process.exit(usage ? 2 : 1);

@@ -21,7 +21,7 @@ function jsonArgument(name: string, text: string): RawJson {
   return new RawJson(text.trim());
 }
 
-export async function publishCommand(args: string[], databaseUrl: (v: { database?: string | undefined }) => string): Promise<void> {
+export async function publishCommand(args: string[], databaseUrl: (v: { database?: string | undefined; config?: string | undefined }) => string): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
@@ -34,6 +34,7 @@ export async function publishCommand(args: string[], databaseUrl: (v: { database
       'effect-uncertain': { type: 'boolean' },
       'current-attempt-id': { type: 'string' },
       database: { type: 'string' },
+      config: { type: 'string' },
     },
     strict: true,
   });

@@ -14,7 +14,9 @@ import { newId } from '../crypto.ts';
 import { authenticate, requirePermission } from '../http/auth.ts';
 import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../http/envelope.ts';
 import type { Principal, Store } from '../store/store.ts';
+import type { EngineHooks } from '../ops/metrics.ts';
 import { PROTOCOL } from './frames.ts';
+import { Batcher } from './batcher.ts';
 import { ClaimPool } from './scheduler.ts';
 import { CLOSE, Session, type SessionDeps } from './session.ts';
 
@@ -23,8 +25,7 @@ const MAX_FRAME_BYTES = 512 * 1024;
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 503: 'Service Unavailable' };
 
-function refuse(socket: Duplex, error: OrbitError): void {
-  const requestId = newId();
+function refuse(socket: Duplex, error: OrbitError, requestId: string = newId()): void {
   const status = error.status ?? ERROR_TABLE[error.code].status ?? 400;
   const body = errorBody(requestId, error);
   const headers = { ...envelopeHeaders(requestId, errorHeaders(error)), 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
@@ -66,10 +67,11 @@ export class EventGateway {
   constructor(
     private readonly store: Store,
     private readonly settings: Settings,
-    log: SessionDeps['log'],
+    private readonly log: SessionDeps['log'],
+    private readonly hooks?: EngineHooks,
   ) {
     this.pool = new ClaimPool(undefined, (error) => log('error', 'claim pool error', { error: String(error) }));
-    this.deps = { store, pool: this.pool, settings, log };
+    this.deps = { store, pool: this.pool, acks: new Batcher((requests) => store.acknowledgeAll(requests)), settings, log, ...(hooks ? { hooks } : {}) };
     store.onAppend(() => this.pool.markAllDirty());
     // Results appended by other nodes: watch the committed head.
     this.timers.push(setInterval(() => void this.pollHead(), settings.pollIntervalMs));
@@ -86,6 +88,36 @@ export class EventGateway {
 
   get connectionCount(): number {
     return this.sessions.size + this.pending;
+  }
+
+  /** Connections bound to a subscription (after `events.welcome`). */
+  get sessionCount(): number {
+    let bound = 0;
+    for (const session of this.sessions) if (session.sessionId !== null) bound++;
+    return bound;
+  }
+
+  /** Claims waiting plus running in this node's pool. */
+  get claimPoolDepth(): number {
+    return this.pool.depth;
+  }
+
+  /** Offers work to every connected session now (after the background sweep recovered leases). */
+  wake(): void {
+    for (const session of this.sessions) session.refresh();
+    this.pool.markAllDirty();
+  }
+
+  /** Shutdown, first step: new upgrades are refused with UNAVAILABLE. */
+  stopAccepting(): void {
+    this.accepting = false;
+  }
+
+  private refuse(socket: Duplex, error: OrbitError): void {
+    const requestId = newId();
+    this.hooks?.upgradeRejected(error.code);
+    this.log('debug', 'event connection refused', { request_id: requestId, code: error.code });
+    refuse(socket, error, requestId);
   }
 
   private async pollHead(): Promise<void> {
@@ -109,18 +141,18 @@ export class EventGateway {
     socket.on('error', () => socket.destroy());
     const url = request.url ?? '';
     const path = url.split('?')[0];
-    if (path !== CONNECT_PATH) return refuse(socket, new OrbitError('NOT_FOUND', `no route for ${path}`));
-    if (!this.accepting) return refuse(socket, new OrbitError('UNAVAILABLE', 'the server is shutting down'));
-    if (url.includes('?')) return refuse(socket, new OrbitError('INVALID_ARGUMENT', 'the connect URL takes no query parameters; send the token in the Authorization header'));
-    if (request.method !== 'GET') return refuse(socket, new OrbitError('NOT_FOUND', 'use GET to connect'));
+    if (path !== CONNECT_PATH) return this.refuse(socket, new OrbitError('NOT_FOUND', `no route for ${path}`));
+    if (!this.accepting) return this.refuse(socket, new OrbitError('UNAVAILABLE', 'the server is shutting down'));
+    if (url.includes('?')) return this.refuse(socket, new OrbitError('INVALID_ARGUMENT', 'the connect URL takes no query parameters; send the token in the Authorization header'));
+    if (request.method !== 'GET') return this.refuse(socket, new OrbitError('NOT_FOUND', 'use GET to connect'));
     if (!originAllowed(request.headers.origin, request.headers.host, this.settings.allowedOrigins)) {
-      return refuse(socket, new OrbitError('PERMISSION_DENIED', 'cross-origin event connections are not allowed'));
+      return this.refuse(socket, new OrbitError('PERMISSION_DENIED', 'cross-origin event connections are not allowed'));
     }
     if (!offeredProtocols(request.headers['sec-websocket-protocol']).includes(PROTOCOL)) {
-      return refuse(socket, new OrbitError('PROTOCOL_REQUIRED', `Sec-WebSocket-Protocol: ${PROTOCOL} is required`));
+      return this.refuse(socket, new OrbitError('PROTOCOL_REQUIRED', `Sec-WebSocket-Protocol: ${PROTOCOL} is required`));
     }
     if (this.connectionCount >= this.settings.maxConnections) {
-      return refuse(socket, new OrbitError('CAPACITY_EXCEEDED', 'this node has no free event connection; retry shortly'));
+      return this.refuse(socket, new OrbitError('CAPACITY_EXCEEDED', 'this node has no free event connection; retry shortly'));
     }
     this.pending++;
     let principal: Principal;
@@ -129,7 +161,7 @@ export class EventGateway {
       requirePermission(principal, 'events:consume');
     } catch (error) {
       this.pending--;
-      return refuse(socket, toOrbitError(error));
+      return this.refuse(socket, toOrbitError(error));
     }
     const requestId = newId();
     const addHeaders = (headers: string[]) => headers.push(`X-Request-ID: ${requestId}`, 'Cache-Control: no-store');
@@ -138,7 +170,11 @@ export class EventGateway {
       this.pending--;
       const session = new Session(ws, principal, this.deps);
       this.sessions.add(session);
-      ws.once('close', () => this.sessions.delete(session));
+      this.log('debug', 'event connection opened', { request_id: requestId, credential_id: principal.credentialId });
+      ws.once('close', (code: number) => {
+        this.sessions.delete(session);
+        this.log('info', 'event connection closed', { request_id: requestId, session_id: session.sessionId, subscription_id: session.subscriptionId || null, code });
+      });
     });
     // handleUpgrade answers invalid handshakes itself (400) without calling back.
     this.wss.off('headers', addHeaders);

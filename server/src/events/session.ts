@@ -10,6 +10,10 @@ import { ERROR_TABLE, OrbitError, type ErrorCode } from '@orbit/spec/errors';
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
 import type { Principal, Store } from '../store/store.ts';
+import type { Log } from '../ops/log.ts';
+import type { EngineHooks } from '../ops/metrics.ts';
+import type { AckOutcome, AckRequest } from '../store/claims.ts';
+import type { Batcher } from './batcher.ts';
 import type { Claimant, ClaimPool } from './scheduler.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
 import { readClientFrame, type ClientFrame } from './envelope.ts';
@@ -21,9 +25,13 @@ export const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, tryAgain: 10
 
 export interface SessionDeps {
   readonly store: Store;
+  /** ACKs of all sessions on this node, committed in groups. */
+  readonly acks: Batcher<AckRequest, AckOutcome>;
   readonly pool: ClaimPool;
   readonly settings: Settings;
-  readonly log: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
+  readonly log: Log;
+  /** Metrics hooks (optional). */
+  readonly hooks?: EngineHooks;
 }
 
 export class Session implements Claimant {
@@ -74,14 +82,17 @@ export class Session implements Claimant {
       });
     } catch (error) {
       this.deps.log('error', 'claim failed', { session_id: this.sessionId, error: String(error) });
+      this.deps.hooks?.claimed('error');
       this.fail('UNAVAILABLE', 'the database is unavailable; reconnect later');
       return false;
     }
+    this.deps.hooks?.claimed(outcome.kind === 'claimed' && outcome.items.length === 0 ? 'empty' : outcome.kind);
     switch (outcome.kind) {
       case 'claimed':
         for (const item of outcome.items) {
           this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
           this.send(deliverFrame(this.sessionId, item));
+          this.deps.hooks?.sent(item);
         }
         return outcome.more;
       case 'paused':
@@ -168,12 +179,13 @@ export class Session implements Claimant {
   }
 
   private async ack(frame: Extract<ClientFrame, { type: 'event.ack' }>): Promise<void> {
-    const outcome = await this.deps.store.acknowledge({
+    const outcome = await this.deps.acks.submit({
       subscriptionId: this.subscriptionId,
       deliveryId: frame.body.delivery_id,
       epoch: BigInt(frame.body.epoch),
       secret: frame.body.lease_secret,
     });
+    this.deps.hooks?.acked(outcome.kind, this.held.get(frame.body.delivery_id));
     if (outcome.kind === 'lease_lost') {
       this.send(errorFrame({ code: 'DELIVERY_LEASE_LOST', message: 'this proof was replaced by a newer delivery or is not valid', replyTo: frame.message_id, sessionId: this.sessionId ?? undefined }));
       return;

@@ -4,14 +4,18 @@
  * live here: request ids, the envelope on every answer, the server-side timeout. Routes are in one
  * file per resource.
  */
-import { Hono } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import { OrbitError } from '@orbit/spec/errors';
-import { newId } from '../crypto.ts';
+import { digestsEqual, newId, sha256Hex } from '../crypto.ts';
+import type { Log } from '../ops/log.ts';
+import type { Readiness } from '../store/health.ts';
 import type { Principal, Store } from '../store/store.ts';
 import { authenticate, requirePermission } from './auth.ts';
 import { dataResponse, errorResponse, toOrbitError } from './envelope.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { resultRoutes } from './results.ts';
+import { consoleRoutes } from '../console/routes.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 
 export interface HttpSettings {
@@ -23,26 +27,42 @@ export interface AppEnv {
   Variables: { requestId: string };
 }
 
-/** What every route handler gets: the store and a way to authenticate with a permission. */
-export interface RouteContext {
-  readonly store: Store;
-  /** Authenticates the request's bearer token and checks the permission. */
-  principal(request: Request, permission: string): Promise<Principal>;
+/** Serves `GET /metrics` (Prometheus text); `token` set means `Authorization: Bearer <token>` is required. */
+export interface MetricsEndpoint {
+  readonly token: string | null;
+  exposition(): Promise<{ contentType: string; body: string }>;
 }
 
-export function createHttpApp(store: Store, settings: HttpSettings, onError: (error: unknown, requestId: string) => void = () => {}): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  const routes: RouteContext = {
-    store,
-    async principal(request, permission) {
-      const principal = await authenticate(store, request.headers.get('authorization'));
-      requirePermission(principal, permission);
-      return principal;
-    },
-  };
+export interface HttpOptions {
+  /** Unforeseen failures (answered with UNAVAILABLE); the details go to the log only. */
+  readonly onError?: (error: unknown, requestId: string) => void;
+  /** One line per request: request_id, method, route, status, duration. */
+  readonly log?: Log;
+  /** Counts every request by route template and status. */
+  readonly observe?: (method: string, route: string, code: number, seconds: number) => void;
+  /** `/readyz`: the database answers and migrations are current; absent means always ready. */
+  readonly readiness?: () => Promise<Readiness>;
+  /** `/metrics` on this app; null or absent answers NOT_FOUND like any unknown route. */
+  readonly metrics?: MetricsEndpoint | null;
+}
 
-  app.use('*', async (c, next) => {
+/** `/readyz` answers 503 when the database does not answer within this time. */
+const READINESS_TIMEOUT_MS = 2_000;
+
+/** The route template of the handler that answered (`/v1/subscriptions/:target`), or `unmatched`. */
+function routeLabel(c: Context): string {
+  const routes = matchedRoutes(c).filter((r) => r.path !== '*' && r.path !== '/*');
+  return routes.length > 0 ? routes[routes.length - 1]!.path : 'unmatched';
+}
+
+/**
+ * The cross-cutting rules every response passes through: a request id, the server-side timeout,
+ * and (when configured) the request log line and the request metrics.
+ */
+function envelopeMiddleware(settings: HttpSettings, options: HttpOptions): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
     const requestId = newId();
+    const started = performance.now();
     c.set('requestId', requestId);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), settings.requestTimeoutMs)));
@@ -54,23 +74,105 @@ export function createHttpApp(store: Store, settings: HttpSettings, onError: (er
     } finally {
       clearTimeout(timer);
     }
-  });
+    const seconds = (performance.now() - started) / 1000;
+    const route = routeLabel(c);
+    const status = c.res.status;
+    options.observe?.(c.req.method, route, status, seconds);
+    if (options.log) {
+      const quiet = route === '/healthz' || route === '/readyz' || route === '/metrics';
+      options.log(quiet ? 'debug' : 'info', 'request', { request_id: requestId, method: c.req.method, route, status, duration_ms: Math.round(seconds * 1000) });
+    }
+  };
+}
 
+function noQuery(c: Context): void {
+  if (new URL(c.req.url).search !== '') throw new OrbitError('INVALID_ARGUMENT', 'this operation takes no query parameters');
+}
+
+/** `GET /metrics`: the Prometheus text, not an envelope; refusals are envelopes like everywhere. */
+function mountMetrics(app: Hono<AppEnv>, endpoint: MetricsEndpoint): void {
+  const expected = endpoint.token === null ? null : sha256Hex(endpoint.token);
+  app.get('/metrics', async (c) => {
+    noQuery(c);
+    if (expected !== null) {
+      const match = /^Bearer ([\x21-\x7E]+)$/.exec(c.req.header('authorization') ?? '');
+      if (!match || !digestsEqual(sha256Hex(match[1]!), expected)) throw new OrbitError('UNAUTHENTICATED', 'the metrics endpoint requires Authorization: Bearer <metrics token>');
+    }
+    const { contentType, body } = await endpoint.exposition();
+    return new Response(body, { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store', 'x-request-id': c.get('requestId') } });
+  });
+}
+
+function commonHandlers(app: Hono<AppEnv>, options: HttpOptions): void {
   app.onError((error, c) => {
     const orbitError = toOrbitError(error);
-    if (!(error instanceof OrbitError)) onError(error, c.get('requestId'));
+    if (!(error instanceof OrbitError)) options.onError?.(error, c.get('requestId'));
     return errorResponse(c.get('requestId'), orbitError);
   });
-
   app.notFound((c) => errorResponse(c.get('requestId'), new OrbitError('NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
+}
+
+/** The app of a separate metrics listener (`metrics_listen`): `/metrics` and nothing else. */
+export function createMetricsApp(settings: HttpSettings, endpoint: MetricsEndpoint, options: HttpOptions = {}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use('*', envelopeMiddleware(settings, options));
+  commonHandlers(app, options);
+  mountMetrics(app, endpoint);
+  return app;
+}
+
+/** What every route handler gets: the store and a way to authenticate with a permission. */
+export interface RouteContext {
+  readonly store: Store;
+  /** Authenticates the request's bearer token and checks the permission. */
+  principal(request: Request, permission: string): Promise<Principal>;
+}
+
+export function createHttpApp(store: Store, settings: HttpSettings, options: HttpOptions = {}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const routes: RouteContext = {
+    store,
+    async principal(request, permission) {
+      const principal = await authenticate(store, request.headers.get('authorization'));
+      requirePermission(principal, permission);
+      return principal;
+    },
+  };
+
+  app.use('*', envelopeMiddleware(settings, options));
+  commonHandlers(app, options);
 
   app.get('/healthz', (c) => {
-    if (new URL(c.req.url).search !== '') throw new OrbitError('INVALID_ARGUMENT', 'this operation takes no query parameters');
+    noQuery(c);
     return dataResponse(c.get('requestId'), 200, { status: 'ok' });
   });
+
+  app.get('/readyz', async (c) => {
+    noQuery(c);
+    if (options.readiness) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<Readiness>((resolve) => (timer = setTimeout(() => resolve({ ready: false, reason: 'the database is unreachable', detail: `no answer within ${READINESS_TIMEOUT_MS} ms` }), READINESS_TIMEOUT_MS)));
+      let state: Readiness;
+      try {
+        const check = options.readiness().catch((error: unknown): Readiness => ({ ready: false, reason: 'the database is unreachable', detail: String((error as Error)?.message ?? error) }));
+        state = await Promise.race([check, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (!state.ready) {
+        // The reason is generic; details (driver messages) go to the log only.
+        options.log?.('warn', 'not ready', { request_id: c.get('requestId'), reason: state.reason, detail: state.detail });
+        throw new OrbitError('UNAVAILABLE', `not ready: ${state.reason ?? 'unknown'}`);
+      }
+    }
+    return dataResponse(c.get('requestId'), 200, { status: 'ready' });
+  });
+
+  if (options.metrics) mountMetrics(app, options.metrics);
 
   subscriptionRoutes(app, routes);
   deliveryRoutes(app, routes);
   resultRoutes(app, routes);
+  consoleRoutes(app);
   return app;
 }

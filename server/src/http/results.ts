@@ -13,6 +13,12 @@ import { dataResponse } from './envelope.ts';
 import { idempotencyKey, parseQuery, readJsonBody } from './request.ts';
 import { parseTarget } from './subscriptions.ts';
 
+/**
+ * `result` and `details` together, in bytes. An `event.deliver` frame is at most 512 KiB (seed §5);
+ * 8 KiB are left for the delivery, the snapshot's other fields and the frame envelope.
+ */
+export const MAX_EVENT_PAYLOAD_BYTES = 512 * 1024 - 8 * 1024;
+
 export interface PublishBody {
   readonly type: EventType;
   readonly task_id: string;
@@ -31,8 +37,12 @@ export function resultRoutes(app: Hono<AppEnv>, { store, principal }: RouteConte
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const key = idempotencyKey(c.req.header('idempotency-key'));
     const body = await readJsonBody<PublishBody>(c.req.raw, validatePublishResultRequest, { raw: ['result', 'details'], uint64: ['task_revision'] });
-    const { details } = body.value;
+    const { details, result } = body.value;
     if (details !== undefined && !details.text.trimStart().startsWith('{')) throw new OrbitError('INVALID_ARGUMENT', '/details must be an object');
+    const payload = Buffer.byteLength(details?.text ?? '') + Buffer.byteLength(result?.text ?? '');
+    if (payload > MAX_EVENT_PAYLOAD_BYTES) {
+      throw new OrbitError('INVALID_ARGUMENT', `result and details together are ${payload} bytes; at most ${MAX_EVENT_PAYLOAD_BYTES} fit in one event.deliver frame`);
+    }
     const receipt = await store.publishResult(who, queueId, key, body.digest, {
       queueId,
       type: body.value.type,

@@ -174,23 +174,38 @@ export type AckOutcome =
   | { readonly kind: 'lease_lost' };
 
 /**
- * Acknowledges with a proof (seed §6). Only the delivery row changes: `pending_count` is derived
- * from non-ACKED rows, so it drops exactly once, when the state becomes ACKED.
+ * Acknowledges a group of proofs in one transaction (seed §6): each proof gets its own verdict,
+ * one commit serves them all. Only delivery rows change: `pending_count` is derived from non-ACKED
+ * rows, so it drops exactly once, when a delivery becomes ACKED. Rows are locked in id order, so
+ * two groups never wait on each other in a cycle.
  */
-export async function acknowledge(db: Database, request: AckRequest): Promise<AckOutcome> {
+export async function acknowledgeAll(db: Database, requests: readonly AckRequest[]): Promise<AckOutcome[]> {
+  if (requests.length === 0) return [];
   return db.transaction(async (tx) => {
     const now = Date.now();
-    const [row] = await tx.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${PHRASES[tx.dialect].forUpdate}`, [
-      request.deliveryId,
-      request.subscriptionId,
-    ]);
-    if (!row) return { kind: 'lease_lost' as const };
-    const delivery = toDelivery(row);
-    const verdict = decideAck(delivery, { epoch: request.epoch, digest: sha256Hex(request.secret) }, now, digestsEqual);
-    if (verdict.kind === 'lease_lost') return verdict;
-    if (verdict.kind === 'duplicate') return { kind: 'duplicate' as const, eventId: delivery.eventId, acknowledgedAt: verdict.acknowledgedAt };
-    const next = verdict.delivery;
-    await tx.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ? WHERE id = ?", [now, next.revision.toString(), next.id]);
-    return { kind: 'acknowledged' as const, eventId: delivery.eventId, acknowledgedAt: now };
+    const ids = [...new Set(requests.map((r) => r.deliveryId))].sort();
+    const rows = await tx.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${PHRASES[tx.dialect].forUpdate}`, ids);
+    const current = new Map(rows.map((row) => [String(row.id), toDelivery(row)]));
+    const outcomes: AckOutcome[] = [];
+    for (const request of requests) {
+      const delivery = current.get(request.deliveryId);
+      if (!delivery || delivery.subscriptionId !== request.subscriptionId) {
+        outcomes.push({ kind: 'lease_lost' });
+        continue;
+      }
+      const verdict = decideAck(delivery, { epoch: request.epoch, digest: sha256Hex(request.secret) }, now, digestsEqual);
+      if (verdict.kind === 'lease_lost') {
+        outcomes.push(verdict);
+      } else if (verdict.kind === 'duplicate') {
+        outcomes.push({ kind: 'duplicate', eventId: delivery.eventId, acknowledgedAt: verdict.acknowledgedAt });
+      } else {
+        const next = verdict.delivery;
+        await tx.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ? WHERE id = ?", [now, next.revision.toString(), next.id]);
+        // A second proof for the same delivery in this group sees it acknowledged.
+        current.set(next.id, next);
+        outcomes.push({ kind: 'acknowledged', eventId: delivery.eventId, acknowledgedAt: now });
+      }
+    }
+    return outcomes;
   });
 }

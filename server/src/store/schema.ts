@@ -56,8 +56,21 @@ function initial(d: Dialect): string[] {
   ];
 }
 
+/**
+ * Operations (issue 8): the background sweep finds expired leases by (state, lease_until), and
+ * retention asks whether a result still has a delivery that is not ACKED by (sequence, state).
+ * Both were full scans of `deliveries` without these indexes.
+ */
+function operationsIndexes(): string[] {
+  return [
+    'CREATE INDEX deliveries_expiry ON deliveries (state, lease_until)',
+    'CREATE INDEX deliveries_by_sequence ON deliveries (sequence, state)',
+  ];
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', statements: { sqlite: initial('sqlite'), mysql: initial('mysql') } },
+  { version: 2, name: 'operations_indexes', statements: { sqlite: operationsIndexes(), mysql: operationsIndexes() } },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -4,7 +4,7 @@
  * for both stores. It owns the database handle and the deployment's cursor secret.
  */
 import { randomBytes } from 'node:crypto';
-import type { DeliveryState } from '../domain/delivery.ts';
+import type { DeliveryState, RedeliveryPolicy } from '../domain/delivery.ts';
 import { PageCursors } from '../domain/page-cursor.ts';
 import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
@@ -16,7 +16,10 @@ import { openDatabase } from './open.ts';
 import * as principals from './principal.ts';
 import type { BootstrapInput, BootstrapResult, Principal } from './principal.ts';
 import * as results from './results.ts';
-import { prune, type PruneReport } from './retention.ts';
+import { oldestResults, prune, type PruneOptions, type PruneReport } from './retention.ts';
+import * as health from './health.ts';
+import { sweepExpiredLeases, type SweepReport } from './sweep.ts';
+import { TrackedDatabase } from './tracked.ts';
 import type { ResultInput } from './results.ts';
 import { PHRASES, type Database, type Row, type Sql } from './sql.ts';
 import * as subscriptions from './subscriptions.ts';
@@ -35,14 +38,15 @@ export class Store {
   private appendListeners = new Set<() => void>();
 
   private constructor(
-    readonly db: Database,
+    /** The database, counting operations in flight (see `drain`). */
+    readonly db: TrackedDatabase,
     readonly cursors: PageCursors,
     readonly migrations: MigrationReport,
   ) {}
 
   /** Opens the database, applies pending migrations and loads the deployment secret. */
   static async open(url: string, options: { connectionLimit?: number } = {}): Promise<Store> {
-    const db = await openDatabase(url, options);
+    const db = new TrackedDatabase(await openDatabase(url, options));
     try {
       const report = await migrate(db);
       return new Store(db, new PageCursors(await deploymentSecret(db)), report);
@@ -54,6 +58,17 @@ export class Store {
 
   close(): Promise<void> {
     return this.db.close();
+  }
+
+  /**
+   * Resolves once no statement or transaction is running (graceful shutdown). Idle must hold across
+   * a turn of the event loop: a caller may chain its next transaction right after one commits.
+   */
+  async drain(): Promise<void> {
+    do {
+      await this.db.idle();
+      await new Promise((resolve) => setImmediate(resolve));
+    } while (this.db.inFlight > 0);
   }
 
   authenticate(token: string): Promise<Principal | null> {
@@ -109,8 +124,13 @@ export class Store {
   }
 
   /** Removes results below `beforeSequence` (retention); see `retention.ts`. */
-  prune(beforeSequence: bigint): Promise<PruneReport> {
-    return prune(this.db, beforeSequence);
+  prune(beforeSequence: bigint, options?: PruneOptions): Promise<PruneReport> {
+    return prune(this.db, beforeSequence, options);
+  }
+
+  /** The oldest results above the retention boundary, for retention by age. */
+  oldestResults(after: bigint, limit: number): ReturnType<typeof oldestResults> {
+    return oldestResults(this.db, after, limit);
   }
 
   logPosition(): Promise<results.LogPosition> {
@@ -149,13 +169,31 @@ export class Store {
     return claims.claim(this.db, request);
   }
 
-  acknowledge(request: claims.AckRequest): Promise<claims.AckOutcome> {
-    return claims.acknowledge(this.db, request);
+  /** Acknowledges a group of proofs in one transaction; see `events/ack-batcher.ts`. */
+  acknowledgeAll(requests: readonly claims.AckRequest[]): Promise<claims.AckOutcome[]> {
+    return claims.acknowledgeAll(this.db, requests);
   }
 
   /** The subscription as its owner sees it now, or NOT_FOUND. */
   ownedSubscription(principal: Principal, id: string): ReturnType<typeof subscriptions.ownedSubscription> {
     return subscriptions.ownedSubscription(this.db, principal, id);
+  }
+
+  /** The background sweep: recovers at most `batch` expired leases anywhere (see `sweep.ts`). */
+  sweepExpiredLeases(policy: RedeliveryPolicy, batch: number): Promise<SweepReport> {
+    return sweepExpiredLeases(this.db, { now: Date.now(), policy, batch });
+  }
+
+  // --- operations -----------------------------------------------------------------------------
+
+  /** Whether the database answers and every migration of this build is applied. */
+  readiness(): Promise<health.Readiness> {
+    return health.readiness(this.db);
+  }
+
+  /** Backlog per non-retired subscription (at most `limit`), one query: for the metrics. */
+  backlog(limit: number): Promise<health.BacklogRow[]> {
+    return health.backlog(this.db, limit);
   }
 
   // --- deliveries -----------------------------------------------------------------------------
