@@ -1,0 +1,446 @@
+/**
+ * @module
+ * The management client (seed §1–§4 and the result seam of the brief): one method per operation
+ * of `spec/openapi.yaml`. Every answer is parsed with the strict codec and checked by the
+ * generated envelope validator; errors are `OrbitError`s carrying the server's code, HTTP status
+ * and request_id. Writes take the caller's Idempotency-Key explicitly; transport failures
+ * (network error, timeout, 503 UNAVAILABLE, 429) are retried with the same key and the same body
+ * bytes, a bounded number of times, with jittered exponential backoff.
+ */
+import { stringify, type RawJson } from '@orbit/spec/codec';
+import {
+  validateDeliveryDetailEnvelope,
+  validateDeliveryListEnvelope,
+  validateDeliveryRetryResultEnvelope,
+  validateErrorEnvelope,
+  validateHealthEnvelope,
+  validatePublishResultEnvelope,
+  validateSubscriptionEnvelope,
+  validateSubscriptionListEnvelope,
+  validateSubscriptionResultEnvelope,
+  type ConfigureSubscriptionRequest,
+  type CreateSubscriptionRequest,
+  type DeliveryState,
+  type ErrorEnvelope,
+  type EventDelivery,
+  type PublishResultRequest,
+  type RetireSubscriptionRequest,
+  type RetryDeliveryRequest,
+  type Subscription,
+} from '@orbit/generated';
+import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
+import { OrbitTransportError, invalidArgument, serverError } from './errors.ts';
+import { eventRawPaths, isId, readDocument, type ResultEvent, type Validator } from './wire.ts';
+import type { OrbitError } from '@orbit/spec/errors';
+
+export type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest, RetryDeliveryRequest, DeliveryState };
+
+/** The receipt of create, configure and retire (`deduplicated` is true on a replay of the same key). */
+export interface SubscriptionResult {
+  readonly subscription: Subscription;
+  readonly deduplicated: boolean;
+}
+
+export interface SubscriptionPage {
+  readonly items: Subscription[];
+  /** Absent on the last page. */
+  readonly next_cursor?: string;
+}
+
+export interface DeliveryPage {
+  readonly items: EventDelivery[];
+  readonly next_cursor?: string;
+}
+
+export interface DeliveryDetail {
+  readonly delivery: EventDelivery;
+  readonly event: ResultEvent;
+}
+
+export interface DeliveryRetryResult {
+  readonly delivery: EventDelivery;
+  readonly deduplicated: boolean;
+}
+
+export interface PublishResult {
+  readonly event: ResultEvent;
+  readonly deduplicated: boolean;
+}
+
+/**
+ * The body of `publishResult`: `result` is any JSON value (a `RawJson` is sent byte for byte, so
+ * numbers beyond double precision survive) and `details` an object or a `RawJson` object.
+ */
+export interface PublishResultInput extends Omit<PublishResultRequest, 'details' | 'result'> {
+  readonly details?: Record<string, unknown> | RawJson;
+  readonly result?: unknown;
+}
+
+export interface RetryOptions extends BackoffOptions {
+  /** Total attempts of one call, the first included (default 5). 1 disables retries. */
+  readonly maxAttempts?: number;
+}
+
+export interface ClientOptions {
+  /** The server, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
+  readonly baseUrl: string;
+  /** The bearer token (sent only in the Authorization header). */
+  readonly token: string;
+  /** A `fetch` implementation (default: the global one). */
+  readonly fetch?: typeof globalThis.fetch;
+  /** Retry policy for transport failures; `false` sends each request once. */
+  readonly retry?: RetryOptions | false;
+  /** Time limit of one attempt, answer body included (default 10000 ms; the server gives up after 8 s). */
+  readonly timeoutMs?: number;
+  /** Extra headers sent with every request. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Per-call options. */
+export interface CallOptions {
+  /** Aborts the call (and its retries); the call rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+}
+
+export interface ListSubscriptionsQuery {
+  readonly queueId: string;
+  /** 1–100, the server's default is 20. */
+  readonly limit?: number;
+  /** The `next_cursor` of the previous page (same queue). */
+  readonly cursor?: string;
+}
+
+export interface ListDeliveriesQuery {
+  readonly state?: DeliveryState;
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+interface Operation {
+  readonly name: string;
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly query?: ReadonlyArray<readonly [string, string | number | undefined]>;
+  readonly key?: string;
+  readonly body?: unknown;
+  readonly validate: Validator;
+  readonly okStatus: readonly number[];
+  readonly raw?: string[][];
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+/** The longest Retry-After the client honours (s); longer values are capped. */
+const MAX_RETRY_AFTER_S = 60;
+
+function checkId(what: string, value: unknown): string {
+  if (!isId(value)) throw invalidArgument(`${what} must be 32 lower-case hexadecimal characters`);
+  return value;
+}
+
+function checkKey(key: unknown): string {
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+    throw invalidArgument('the Idempotency-Key must be 1–255 visible ASCII characters, persisted by the caller before the call');
+  }
+  return key;
+}
+
+function retryAfterMs(headers: Headers): number {
+  const value = headers.get('retry-after');
+  if (value === null || !/^[0-9]{1,9}$/.test(value.trim())) return 0;
+  return Math.min(Number(value.trim()), MAX_RETRY_AFTER_S) * 1000;
+}
+
+/** A fresh random Idempotency-Key. Persist it before the call that uses it, and reuse it until that call is answered. */
+export function newIdempotencyKey(prefix = 'orbit'): string {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return `${prefix}-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+export class OrbitClient {
+  readonly baseUrl: string;
+  readonly #token: string;
+  readonly #fetch: typeof globalThis.fetch;
+  readonly #maxAttempts: number;
+  readonly #backoff: ReturnType<typeof resolveBackoff>;
+  readonly #timeoutMs: number;
+  readonly #headers: Readonly<Record<string, string>>;
+
+  constructor(options: ClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw invalidArgument(`baseUrl must be an absolute http(s) URL, got "${options.baseUrl}"`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidArgument('baseUrl must use http or https');
+    if (url.search || url.hash) throw invalidArgument('baseUrl must not have a query or fragment (credentials never go in the URL)');
+    if (url.username || url.password) throw invalidArgument('baseUrl must not carry credentials');
+    this.baseUrl = url.href.replace(/\/+$/, '');
+    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw invalidArgument('token must be a non-empty string');
+    this.#token = options.token;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    const retry = options.retry === false ? { maxAttempts: 1 } : (options.retry ?? {});
+    this.#maxAttempts = retry.maxAttempts ?? 5;
+    if (!Number.isInteger(this.#maxAttempts) || this.#maxAttempts < 1) throw new RangeError('retry.maxAttempts must be an integer >= 1');
+    this.#backoff = resolveBackoff(retry, { initialDelayMs: 200, maxDelayMs: 5000, multiplier: 2, jitter: 0.5 });
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#headers = options.headers ?? {};
+  }
+
+  // --- subscriptions (seed §2, §3) ---------------------------------------------------------------
+
+  /** POST /v1/subscriptions (`events:manage`). 201 first, then `deduplicated: true` for the same key and body. */
+  createSubscription(key: string, body: CreateSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
+    return this.#call<{ data: SubscriptionResult }>(
+      { name: 'CreateSubscription', method: 'POST', path: '/v1/subscriptions', key: checkKey(key), body, validate: validateSubscriptionResultEnvelope, okStatus: [200, 201] },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /** GET /v1/subscriptions?queue_id=… (`events:read`): one page, newest first. */
+  listSubscriptions(query: ListSubscriptionsQuery, options?: CallOptions): Promise<SubscriptionPage> {
+    return this.#call<{ data: SubscriptionPage }>(
+      {
+        name: 'ListSubscriptions',
+        method: 'GET',
+        path: '/v1/subscriptions',
+        query: [
+          ['queue_id', checkId('queueId', query.queueId)],
+          ['limit', query.limit],
+          ['cursor', query.cursor],
+        ],
+        validate: validateSubscriptionListEnvelope,
+        okStatus: [200],
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /** Every subscription of the queue, page after page (an operational listing, not a snapshot). */
+  async *iterateSubscriptions(query: Omit<ListSubscriptionsQuery, 'cursor'>, options?: CallOptions): AsyncGenerator<Subscription, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listSubscriptions({ ...query, ...(cursor !== undefined ? { cursor } : {}) }, options);
+      yield* page.items;
+      cursor = page.next_cursor;
+    } while (cursor !== undefined);
+  }
+
+  /** GET /v1/subscriptions/{id} (`events:read`): the current configuration and usage. */
+  getSubscription(id: string, options?: CallOptions): Promise<Subscription> {
+    return this.#call<{ data: Subscription }>(
+      { name: 'GetSubscription', method: 'GET', path: `/v1/subscriptions/${checkId('subscription id', id)}`, validate: validateSubscriptionEnvelope, okStatus: [200] },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /**
+   * POST /v1/subscriptions/{id}:configure (`events:manage`): pause (`enabled: false`) or resume.
+   * A replay must resend the original body, including the original `expected_revision`.
+   */
+  configureSubscription(id: string, key: string, body: ConfigureSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
+    return this.#call<{ data: SubscriptionResult }>(
+      {
+        name: 'ConfigureSubscription',
+        method: 'POST',
+        path: `/v1/subscriptions/${checkId('subscription id', id)}:configure`,
+        key: checkKey(key),
+        body,
+        validate: validateSubscriptionResultEnvelope,
+        okStatus: [200],
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /** POST /v1/subscriptions/{id}:retire (`events:manage`): for good; the subscription stays readable. */
+  retireSubscription(id: string, key: string, body: RetireSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
+    return this.#call<{ data: SubscriptionResult }>(
+      {
+        name: 'RetireSubscription',
+        method: 'POST',
+        path: `/v1/subscriptions/${checkId('subscription id', id)}:retire`,
+        key: checkKey(key),
+        body,
+        validate: validateSubscriptionResultEnvelope,
+        okStatus: [200],
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  // --- deliveries (seed §4) ----------------------------------------------------------------------
+
+  /** GET /v1/subscriptions/{id}/deliveries (`events:read`): one page, newest first, optionally one state. */
+  listEventDeliveries(id: string, query: ListDeliveriesQuery = {}, options?: CallOptions): Promise<DeliveryPage> {
+    return this.#call<{ data: DeliveryPage }>(
+      {
+        name: 'ListEventDeliveries',
+        method: 'GET',
+        path: `/v1/subscriptions/${checkId('subscription id', id)}/deliveries`,
+        query: [
+          ['limit', query.limit],
+          ['cursor', query.cursor],
+          ['state', query.state],
+        ],
+        validate: validateDeliveryListEnvelope,
+        okStatus: [200],
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /** Every materialized delivery of the subscription, page after page. */
+  async *iterateEventDeliveries(id: string, query: Omit<ListDeliveriesQuery, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<EventDelivery, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listEventDeliveries(id, { ...query, ...(cursor !== undefined ? { cursor } : {}) }, options);
+      yield* page.items;
+      cursor = page.next_cursor;
+    } while (cursor !== undefined);
+  }
+
+  /** GET /v1/subscriptions/{id}/deliveries/{delivery_id} (`events:read`): the delivery and its event (never a lease secret). */
+  getEventDelivery(id: string, deliveryId: string, options?: CallOptions): Promise<DeliveryDetail> {
+    return this.#call<{ data: DeliveryDetail }>(
+      {
+        name: 'GetEventDelivery',
+        method: 'GET',
+        path: `/v1/subscriptions/${checkId('subscription id', id)}/deliveries/${checkId('delivery id', deliveryId)}`,
+        validate: validateDeliveryDetailEnvelope,
+        okStatus: [200],
+        raw: eventRawPaths(['data', 'event']),
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /** POST …/deliveries/{delivery_id}:retry (`events:manage`): an EXPIRED delivery becomes PENDING with more budget. */
+  retryEventDelivery(id: string, deliveryId: string, key: string, body: RetryDeliveryRequest, options?: CallOptions): Promise<DeliveryRetryResult> {
+    return this.#call<{ data: DeliveryRetryResult }>(
+      {
+        name: 'RetryEventDelivery',
+        method: 'POST',
+        path: `/v1/subscriptions/${checkId('subscription id', id)}/deliveries/${checkId('delivery id', deliveryId)}:retry`,
+        key: checkKey(key),
+        body,
+        validate: validateDeliveryRetryResultEnvelope,
+        okStatus: [200],
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  // --- results (the brief's HTTP seam) -----------------------------------------------------------
+
+  /** POST /v1/queues/{queue_id}/results (`results:publish`): appends one result; 201 first, then `deduplicated: true`. */
+  publishResult(queueId: string, key: string, body: PublishResultInput, options?: CallOptions): Promise<PublishResult> {
+    return this.#call<{ data: PublishResult }>(
+      {
+        name: 'PublishResult',
+        method: 'POST',
+        path: `/v1/queues/${checkId('queueId', queueId)}/results`,
+        key: checkKey(key),
+        body,
+        validate: validatePublishResultEnvelope,
+        okStatus: [200, 201],
+        raw: eventRawPaths(['data', 'event']),
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /** GET /healthz (no authentication). */
+  health(options?: CallOptions): Promise<{ status: 'ok' }> {
+    return this.#call<{ data: { status: 'ok' } }>({ name: 'GetHealth', method: 'GET', path: '/healthz', validate: validateHealthEnvelope, okStatus: [200] }, options).then((e) => e.data);
+  }
+
+  // --- transport ---------------------------------------------------------------------------------
+
+  #url(op: Operation): string {
+    const params = new URLSearchParams();
+    for (const [name, value] of op.query ?? []) if (value !== undefined) params.append(name, String(value));
+    const query = params.toString();
+    return `${this.baseUrl}${op.path}${query ? `?${query}` : ''}`;
+  }
+
+  async #call<T>(op: Operation, options: CallOptions = {}): Promise<T> {
+    const url = this.#url(op);
+    // Serialized once: every retry sends the very same bytes with the very same key.
+    const body = op.body === undefined ? undefined : stringify(op.body);
+    const headers: Record<string, string> = { ...this.#headers, accept: 'application/json' };
+    if (op.path !== '/healthz') headers.authorization = `Bearer ${this.#token}`;
+    if (op.key !== undefined) headers['idempotency-key'] = op.key;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    for (let attempt = 1; ; attempt++) {
+      options.signal?.throwIfAborted();
+      // Only the caller's abort escapes #attempt.
+      const outcome = await this.#attempt<T>(op, url, headers, body, options.signal);
+      if ('value' in outcome) return outcome.value;
+      const { error } = outcome;
+      if (!error.retryable || attempt >= this.#maxAttempts) throw error;
+      // The server's Retry-After is a lower bound of the wait.
+      await sleep(Math.max(backoffDelay(attempt - 1, this.#backoff), outcome.waitMs), options.signal);
+    }
+  }
+
+  /** One attempt: the value, or an error with the server's Retry-After; rethrows only the caller's abort. */
+  async #attempt<T>(
+    op: Operation,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ value: T } | { error: OrbitError; waitMs: number }> {
+    const timeout = AbortSignal.timeout(this.#timeoutMs);
+    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#fetch(url, { method: op.method, headers, ...(body !== undefined ? { body } : {}), signal: combined, redirect: 'manual' });
+      text = await response.text();
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
+      if (timeout.aborted) return { error: new OrbitTransportError('timeout', `${op.name}: no answer within ${this.#timeoutMs} ms`, { cause }), waitMs: 0 };
+      return { error: new OrbitTransportError('network', `${op.name}: ${(cause as Error)?.message ?? 'network error'}`, { cause }), waitMs: 0 };
+    }
+    const status = response.status;
+    const headerRequestId = response.headers.get('x-request-id') ?? undefined;
+    if (op.okStatus.includes(status)) {
+      const read = readDocument<T>(text, op.validate, op.raw);
+      if (read.ok) return { value: read.value };
+      return {
+        error: new OrbitTransportError('bad_response', `${op.name}: the ${status} answer breaks the contract: ${read.problem}`, { status, ...(headerRequestId ? { requestId: headerRequestId } : {}) }),
+        waitMs: 0,
+      };
+    }
+    if (status >= 400) {
+      const read = readDocument<ErrorEnvelope>(text, validateErrorEnvelope);
+      if (read.ok) {
+        const error = serverError(read.value.error, { status, requestId: read.value.request_id });
+        return { error, waitMs: error.retryable ? retryAfterMs(response.headers) : 0 };
+      }
+      // Not our envelope: a proxy or load balancer answered. Gateway errors are worth a retry.
+      const retryable = RETRYABLE_STATUS.has(status);
+      return {
+        error: new OrbitTransportError('bad_response', `${op.name}: HTTP ${status} without an Orbit error envelope (${read.problem})`, {
+          status,
+          retryable,
+          ...(headerRequestId ? { requestId: headerRequestId } : {}),
+        }),
+        waitMs: retryable ? retryAfterMs(response.headers) : 0,
+      };
+    }
+    return {
+      error: new OrbitTransportError('bad_response', `${op.name}: unexpected HTTP ${status}`, { status, ...(headerRequestId ? { requestId: headerRequestId } : {}) }),
+      waitMs: 0,
+    };
+  }
+}
+
+/** Creates a management client. */
+export function createClient(options: ClientOptions): OrbitClient {
+  return new OrbitClient(options);
+}

@@ -1,0 +1,398 @@
+/**
+ * @module
+ * The automatic consumer (seed §6–§8): connects, pings, reconnects with jittered exponential
+ * backoff, and for each delivery runs the user's handler inside the Inbox transaction keyed by
+ * `event.id`, commits, and only then ACKs. Proofs are stored durably (in the same transaction)
+ * before the ACK is sent and deleted once the server answers; on every (re)connect the stored
+ * proofs are re-reported unchanged. `stop()` drains: no new handler starts, running ones finish
+ * (or the timeout passes), then the connection is closed.
+ */
+import { OrbitError } from '@orbit/spec/errors';
+import type { EventDelivery } from '@orbit/generated';
+import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
+import { FATAL_CONSUMER_CODES, OrbitTransportError, invalidArgument } from './errors.ts';
+import { connectEvents, type AckResult, type ConnectEventsOptions, type Delivery, type EventConnection, type Welcome } from './events.ts';
+import type { Inbox, PendingAck } from './inbox/types.ts';
+import { isId, type ResultEvent } from './wire.ts';
+
+/** What a handler gets: the event, its delivery, and the open Inbox transaction. */
+export interface HandlerContext<Tx> {
+  readonly event: ResultEvent;
+  readonly delivery: EventDelivery;
+  /** The local transaction: write the business effect through it so it commits with the inbox record. */
+  readonly tx: Tx;
+}
+
+export type Handler<Tx> = (context: HandlerContext<Tx>) => unknown;
+
+/** Where an `error` event came from. */
+export type ErrorPhase = 'handler' | 'inbox' | 'ack' | 'ping' | 'connection';
+
+export type ConsumerEvent =
+  | { readonly type: 'connected'; readonly sessionId: string; readonly welcome: Welcome }
+  | { readonly type: 'delivered'; readonly delivery: EventDelivery; readonly event: ResultEvent }
+  | { readonly type: 'handled'; readonly delivery: EventDelivery; readonly event: ResultEvent }
+  | { readonly type: 'duplicate'; readonly delivery: EventDelivery; readonly event: ResultEvent }
+  /** `replayed`: a stored proof re-reported after a (re)connect. */
+  | { readonly type: 'acked'; readonly proof: PendingAck; readonly result: AckResult; readonly replayed: boolean }
+  | { readonly type: 'lease_lost'; readonly proof: PendingAck; readonly replayed: boolean }
+  | { readonly type: 'reconnecting'; readonly attempt: number; readonly delayMs: number; readonly error: OrbitError }
+  | { readonly type: 'error'; readonly phase: ErrorPhase; readonly error: unknown; readonly delivery?: EventDelivery; readonly event?: ResultEvent }
+  | { readonly type: 'stopped'; readonly error: OrbitError | null };
+
+export type ConsumerEventType = ConsumerEvent['type'];
+export type ConsumerState = 'connecting' | 'connected' | 'reconnecting' | 'stopping' | 'stopped';
+
+export interface ReconnectOptions extends BackoffOptions {
+  /** Consecutive failed connection attempts before the consumer gives up (default: never). */
+  readonly maxAttempts?: number;
+}
+
+/** The part of an `EventConnection` the consumer uses (a seam for tests and custom transports). */
+export type EventStream = Pick<EventConnection, 'sessionId' | 'welcome' | 'isOpen' | 'ack' | 'ping' | 'close' | 'terminate'> & AsyncIterable<Delivery>;
+
+export interface EventConsumerOptions<Tx> {
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly subscriptionId: string;
+  /** Deliveries held at once by the connection, 1–32. */
+  readonly capacity: number;
+  readonly inbox: Inbox<Tx>;
+  readonly handler: Handler<Tx>;
+  /** `events.ping` period (default 15000 ms, seed §7). */
+  readonly pingIntervalMs?: number;
+  readonly connectTimeoutMs?: number;
+  /** Time limit of one ACK or ping answer (default 10000 ms); a timeout cuts the connection and reconnects. */
+  readonly requestTimeoutMs?: number;
+  /** Reconnect backoff (default 500 ms doubling to 30 s, jitter 0.5). */
+  readonly backoff?: ReconnectOptions;
+  /** How long a fatal stop waits for running handlers (default 30000 ms). */
+  readonly drainTimeoutMs?: number;
+  /** Called for every consumer event (see also `on`). Exceptions thrown by hooks are ignored. */
+  readonly onEvent?: (event: ConsumerEvent) => void;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Opens a connection (default `connectEvents`); a seam for tests and custom transports. */
+  readonly connect?: (options: ConnectEventsOptions) => Promise<EventStream>;
+}
+
+export interface StopOptions {
+  /** How long to wait for running handlers and their ACKs (default 10000 ms). */
+  readonly timeoutMs?: number;
+}
+
+export interface StopResult {
+  /** True when every running handler and ACK finished before the timeout. */
+  readonly drained: boolean;
+  /** Handlers or ACKs still running when the consumer gave up waiting. */
+  readonly abandoned: number;
+}
+
+export interface ConsumerStats {
+  readonly delivered: number;
+  readonly handled: number;
+  readonly duplicates: number;
+  readonly acked: number;
+  readonly leaseLost: number;
+  readonly handlerErrors: number;
+  readonly reconnects: number;
+}
+
+function asOrbitError(error: unknown): OrbitError {
+  if (error instanceof OrbitError) return error;
+  return new OrbitTransportError('network', (error as Error)?.message ?? String(error), { cause: error });
+}
+
+/** Waits for every promise of `tasks` (including ones added meanwhile) or `timeoutMs`; true when all settled. */
+async function settle(tasks: Set<Promise<void>>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (tasks.size > 0) {
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), left)));
+    const outcome = await Promise.race([Promise.allSettled([...tasks]).then(() => 'done' as const), timeout]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') return tasks.size === 0;
+  }
+  return true;
+}
+
+export class EventConsumer<Tx = unknown> {
+  /** Settles when the consumer has stopped: resolves after `stop()`, rejects with the error that stopped it. */
+  readonly done: Promise<void>;
+
+  readonly #options: EventConsumerOptions<Tx>;
+  readonly #backoff: ReturnType<typeof resolveBackoff>;
+  readonly #maxAttempts: number;
+  readonly #listeners = new Map<ConsumerEventType, Set<(event: ConsumerEvent) => void>>();
+  readonly #tasks = new Set<Promise<void>>();
+  /** Proofs whose ACK is on the wire, `session_id:delivery_id:epoch`. */
+  readonly #acking = new Set<string>();
+  readonly #halt = new AbortController();
+  #conn: EventStream | null = null;
+  #state: ConsumerState = 'connecting';
+  #stopping = false;
+  #stopResult: Promise<StopResult> | null = null;
+  #stats = { delivered: 0, handled: 0, duplicates: 0, acked: 0, leaseLost: 0, handlerErrors: 0, reconnects: 0 };
+
+  constructor(options: EventConsumerOptions<Tx>) {
+    if (!isId(options.subscriptionId)) throw invalidArgument('subscriptionId must be 32 lower-case hexadecimal characters');
+    if (!Number.isInteger(options.capacity) || options.capacity < 1 || options.capacity > 32) throw invalidArgument('capacity must be an integer from 1 to 32');
+    if (typeof options.handler !== 'function') throw invalidArgument('handler must be a function');
+    if (!options.inbox) throw invalidArgument('an inbox is required');
+    const ping = options.pingIntervalMs ?? 15_000;
+    if (!Number.isFinite(ping) || ping <= 0) throw invalidArgument('pingIntervalMs must be a positive number');
+    this.#options = options;
+    this.#backoff = resolveBackoff(options.backoff, { initialDelayMs: 500, maxDelayMs: 30_000, multiplier: 2, jitter: 0.5 });
+    this.#maxAttempts = options.backoff?.maxAttempts ?? Number.POSITIVE_INFINITY;
+    this.done = this.#run();
+    // `done` is for whoever wants it; an unobserved fatal stop is reported through the `error` and `stopped` events.
+    this.done.catch(() => {});
+  }
+
+  get state(): ConsumerState {
+    return this.#state;
+  }
+
+  get stats(): ConsumerStats {
+    return { ...this.#stats };
+  }
+
+  /** Subscribes to one kind of consumer event; returns the unsubscribe function. */
+  on<K extends ConsumerEventType>(type: K, listener: (event: Extract<ConsumerEvent, { type: K }>) => void): () => void {
+    let set = this.#listeners.get(type);
+    if (!set) this.#listeners.set(type, (set = new Set()));
+    const wrapped = listener as (event: ConsumerEvent) => void;
+    set.add(wrapped);
+    return () => set.delete(wrapped);
+  }
+
+  /**
+   * Drains and stops: no new handler starts (deliveries that arrive now are left to their lease,
+   * and the server offers them again later), running handlers and their ACKs get `timeoutMs` to
+   * finish, proofs without an answer stay in the Inbox, then the connection is closed. The Inbox
+   * stays open: close it after `stop()` resolves.
+   */
+  stop(options: StopOptions = {}): Promise<StopResult> {
+    this.#stopResult ??= (async () => {
+      this.#stopping = true;
+      if (this.#state !== 'stopped') this.#state = 'stopping';
+      this.#halt.abort();
+      const drained = await settle(this.#tasks, options.timeoutMs ?? 10_000);
+      const abandoned = this.#tasks.size;
+      const conn = this.#conn;
+      if (conn) await conn.close(1000, 'consumer stopping');
+      await this.done.catch(() => {});
+      return { drained, abandoned };
+    })();
+    return this.#stopResult;
+  }
+
+  #emit(event: ConsumerEvent): void {
+    try {
+      this.#options.onEvent?.(event);
+    } catch {
+      // hooks never break the consumer
+    }
+    for (const listener of this.#listeners.get(event.type) ?? []) {
+      try {
+        listener(event);
+      } catch {
+        // idem
+      }
+    }
+  }
+
+  #track(work: Promise<void>): void {
+    this.#tasks.add(work);
+    void work.catch(() => {}).finally(() => this.#tasks.delete(work));
+  }
+
+  async #run(): Promise<void> {
+    let fatal: OrbitError | null = null;
+    let failures = 0;
+    const connect = this.#options.connect ?? connectEvents;
+    while (!this.#stopping) {
+      let conn: EventStream;
+      try {
+        conn = await connect({
+          baseUrl: this.#options.baseUrl,
+          token: this.#options.token,
+          subscriptionId: this.#options.subscriptionId,
+          capacity: this.#options.capacity,
+          ...(this.#options.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.#options.connectTimeoutMs } : {}),
+          ...(this.#options.requestTimeoutMs !== undefined ? { requestTimeoutMs: this.#options.requestTimeoutMs } : {}),
+          ...(this.#options.headers ? { headers: this.#options.headers } : {}),
+          signal: this.#halt.signal,
+        });
+      } catch (error) {
+        if (this.#stopping) break;
+        const orbitError = asOrbitError(error);
+        // Refusals that a new attempt cannot change (bad token, missing permission, unknown subscription, ...).
+        if (!(error instanceof OrbitError) || !orbitError.retryable || ++failures >= this.#maxAttempts) {
+          fatal = orbitError;
+          break;
+        }
+        await this.#wait(failures - 1, orbitError);
+        continue;
+      }
+      if (this.#stopping) {
+        await conn.close(1000, 'consumer stopping');
+        break;
+      }
+      failures = 0;
+      this.#conn = conn;
+      this.#state = 'connected';
+      this.#emit({ type: 'connected', sessionId: conn.sessionId, welcome: conn.welcome });
+      this.#track(this.#replayPending());
+      const pinger = this.#startPinging(conn);
+      let ended: unknown = null;
+      try {
+        for await (const delivery of conn) this.#dispatch(delivery);
+      } catch (error) {
+        ended = error;
+      } finally {
+        clearInterval(pinger);
+        if (this.#conn === conn) this.#conn = null;
+      }
+      if (this.#stopping) break;
+      const orbitError = asOrbitError(ended ?? new OrbitTransportError('network', 'the connection ended'));
+      if (FATAL_CONSUMER_CODES.has(orbitError.code)) {
+        fatal = orbitError;
+        break;
+      }
+      failures = 1;
+      await this.#wait(0, orbitError);
+    }
+    if (fatal) {
+      this.#stopping = true;
+      this.#state = 'stopping';
+      this.#emit({ type: 'error', phase: 'connection', error: fatal });
+      await settle(this.#tasks, this.#options.drainTimeoutMs ?? 30_000);
+    }
+    this.#state = 'stopped';
+    this.#emit({ type: 'stopped', error: fatal });
+    if (fatal) throw fatal;
+  }
+
+  async #wait(attempt: number, error: OrbitError): Promise<void> {
+    let delayMs = backoffDelay(attempt, this.#backoff);
+    if (error.code === 'CAPACITY_EXCEEDED') delayMs = Math.max(delayMs, 1000); // Retry-After: 1
+    this.#state = 'reconnecting';
+    this.#stats.reconnects++;
+    this.#emit({ type: 'reconnecting', attempt: attempt + 1, delayMs, error });
+    await sleep(delayMs, this.#halt.signal);
+  }
+
+  #startPinging(conn: EventStream): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      if (!conn.isOpen) return;
+      conn.ping().catch((error: unknown) => {
+        if (!conn.isOpen) return; // the close explains itself
+        this.#emit({ type: 'error', phase: 'ping', error });
+        // No answer: the connection is dead or stuck. Cut it; the loop reconnects.
+        if (error instanceof OrbitTransportError) conn.terminate();
+      });
+    }, this.#options.pingIntervalMs ?? 15_000);
+    timer.unref();
+    return timer;
+  }
+
+  #dispatch(item: Delivery): void {
+    // Stopping: start nothing new. The lease runs out and the server offers the delivery again.
+    if (this.#stopping) return;
+    this.#track(this.#process(item));
+  }
+
+  async #process(item: Delivery): Promise<void> {
+    const { delivery, event } = item;
+    this.#stats.delivered++;
+    this.#emit({ type: 'delivered', delivery, event });
+    const proof: PendingAck = { ...item.proof, subscription_id: delivery.subscription_id, event_id: event.id };
+    let handlerFailed = false;
+    let duplicate: boolean;
+    try {
+      const outcome = await this.#options.inbox.transaction(
+        event.id,
+        async (tx) => {
+          try {
+            await this.#options.handler({ event, delivery, tx });
+          } catch (error) {
+            handlerFailed = true;
+            throw error;
+          }
+        },
+        { entry: { subscription_id: delivery.subscription_id, delivery_id: delivery.id, sequence: event.sequence, event_type: event.type }, pendingAck: proof },
+      );
+      duplicate = outcome.duplicate;
+    } catch (error) {
+      // Rolled back: nothing recorded, no ACK. The lease runs out and the event comes again.
+      if (handlerFailed) this.#stats.handlerErrors++;
+      this.#emit({ type: 'error', phase: handlerFailed ? 'handler' : 'inbox', error, delivery, event });
+      return;
+    }
+    if (duplicate) this.#stats.duplicates++;
+    else this.#stats.handled++;
+    this.#emit({ type: duplicate ? 'duplicate' : 'handled', delivery, event });
+    // Committed (with the proof): now, and only now, acknowledge.
+    await this.#ack(proof, false);
+  }
+
+  /** Re-reports every stored proof of this subscription on the current connection. */
+  async #replayPending(): Promise<void> {
+    let stored: PendingAck[];
+    try {
+      stored = await this.#options.inbox.pendingAcks(this.#options.subscriptionId);
+    } catch (error) {
+      this.#emit({ type: 'error', phase: 'inbox', error });
+      return;
+    }
+    await Promise.all(stored.map((proof) => this.#ack(proof, true)));
+  }
+
+  async #ack(proof: PendingAck, replayed: boolean): Promise<void> {
+    const conn = this.#conn;
+    // No connection: the proof stays stored and is re-reported on the next one.
+    if (!conn || !conn.isOpen) return;
+    const key = `${conn.sessionId}:${proof.delivery_id}:${proof.epoch}`;
+    if (this.#acking.has(key)) return;
+    this.#acking.add(key);
+    try {
+      let result: AckResult;
+      try {
+        result = await conn.ack({ delivery_id: proof.delivery_id, epoch: proof.epoch, lease_secret: proof.lease_secret });
+      } catch (error) {
+        if (error instanceof OrbitError && error.code === 'DELIVERY_LEASE_LOST') {
+          // Replaced by a newer delivery: forget this proof; the redelivery finds the event in the inbox and ACKs with its own proof.
+          await this.#forget(proof);
+          this.#stats.leaseLost++;
+          this.#emit({ type: 'lease_lost', proof, replayed });
+          return;
+        }
+        this.#emit({ type: 'error', phase: 'ack', error });
+        // An unanswered ACK means a stuck connection: reconnect, and the stored proof is re-reported.
+        if (error instanceof OrbitTransportError && error.failure === 'timeout') conn.terminate();
+        return;
+      }
+      await this.#forget(proof);
+      this.#stats.acked++;
+      this.#emit({ type: 'acked', proof, result, replayed });
+    } finally {
+      this.#acking.delete(key);
+    }
+  }
+
+  async #forget(proof: PendingAck): Promise<void> {
+    try {
+      await this.#options.inbox.deletePendingAck(proof.delivery_id, proof.epoch);
+    } catch (error) {
+      // Harmless: the proof is re-reported later and answered as deduplicated or lease lost.
+      this.#emit({ type: 'error', phase: 'inbox', error });
+    }
+  }
+}
+
+/** Creates and starts a consumer. */
+export function createEventConsumer<Tx>(options: EventConsumerOptions<Tx>): EventConsumer<Tx> {
+  return new EventConsumer(options);
+}

@@ -1,0 +1,50 @@
+/**
+ * @module @orbit/client
+ * The Orbit TypeScript SDK (seed §8): the management client, the event connection, the
+ * automatic consumer and the durable Inbox helpers. Reference: docs/sdk.md.
+ */
+export { createClient, newIdempotencyKey, OrbitClient } from './client.ts';
+export type {
+  CallOptions,
+  ClientOptions,
+  ConfigureSubscriptionRequest,
+  CreateSubscriptionRequest,
+  DeliveryDetail,
+  DeliveryPage,
+  DeliveryRetryResult,
+  DeliveryState,
+  ListDeliveriesQuery,
+  ListSubscriptionsQuery,
+  PublishResult,
+  PublishResultInput,
+  RetireSubscriptionRequest,
+  RetryDeliveryRequest,
+  RetryOptions,
+  SubscriptionPage,
+  SubscriptionResult,
+} from './client.ts';
+export { connectEvents, connectUrl, EventConnection, EVENTS_PROTOCOL, MAX_FRAME_BYTES } from './events.ts';
+export type { AckProof, AckResult, CloseInfo, ConnectEventsOptions, Delivery, PingResult, Welcome } from './events.ts';
+export { createEventConsumer, EventConsumer } from './consumer.ts';
+export type {
+  ConsumerEvent,
+  ConsumerEventType,
+  ConsumerState,
+  ConsumerStats,
+  ErrorPhase,
+  EventConsumerOptions,
+  EventStream,
+  Handler,
+  HandlerContext,
+  ReconnectOptions,
+  StopOptions,
+  StopResult,
+} from './consumer.ts';
+export type { Inbox, InboxEntry, InboxOutcome, InboxTransactionOptions, PendingAck } from './inbox/types.ts';
+export { SqliteInbox, sqliteInboxDdl, type SqliteInboxOptions } from './inbox/sqlite.ts';
+export { MysqlInbox, mysqlInboxDdl, type MysqlInboxOptions } from './inbox/mysql.ts';
+export { ConnectionClosedError, FATAL_CONSUMER_CODES, OrbitError, OrbitTransportError, ERROR_CODES, ERROR_TABLE, isErrorCode, type ErrorCode, type TransportFailure } from './errors.ts';
+export { fromBigInt, toBigInt, compareUint64, isCanonicalUint64 } from './uint64.ts';
+export { backoffDelay, type BackoffOptions } from './backoff.ts';
+export type { EventDelivery, ResultEvent, ResultEventSnapshot, Subscription } from './wire.ts';
+export { RawJson, isRawJson, parseStrict, stringify } from '@orbit/spec/codec';
