@@ -16,7 +16,10 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') failed++;
         else skipped++;
       }
-      if (module.state() === 'failed' && module.children.size === 0) failed++;
+      // A failing hook (beforeAll) skips its tests: count each such suite or file as a failure.
+      const brokenSuites = [...module.children.allSuites()].filter((suite) => suite.state() === 'failed' && ![...suite.children.allTests()].some((t) => t.result().state === 'failed'));
+      failed += brokenSuites.length;
+      if (module.state() === 'failed' && brokenSuites.length === 0 && ![...module.children.allTests()].some((t) => t.result().state === 'failed')) failed++;
     }
     process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
   }

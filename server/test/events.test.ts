@@ -179,6 +179,20 @@ describe.each(STORES)('events on %s', (kind) => {
     });
   });
 
+  describe('liveness', () => {
+    it('MUST end the session on ping once the subscription is retired', async () => {
+      const sub = await subscribe(server, token, queueId, { types: ['task.needs_review'], from_sequence: null });
+      const s = await open();
+      await s.hello(sub.id);
+      const current = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
+      const retired = await api(server.url, 'POST', `/v1/subscriptions/${sub.id}:retire`, { token, key: `r-${sub.id}`, body: { expected_revision: current.json.data.revision, reason: 'done' } });
+      expect(retired.status).toBe(200);
+      const error = await s.reply(s.send('events.ping', {}));
+      expect(error.error!.code).toBe('NOT_FOUND');
+      expect((await s.waitClosed()).code).toBe(1008);
+    });
+  });
+
   describe('delivery and ACK', () => {
     it('MUST deliver a published result and acknowledge it once; a repeat ACK is deduplicated from any connection', async () => {
       const sub = await subscribe(server, token, queueId);
@@ -378,7 +392,26 @@ describe.each(STORES)('events on %s', (kind) => {
 describe.each(STORES)('timeouts on %s', (kind) => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer(kind, { ORBIT_HELLO_TIMEOUT_MS: '300', ORBIT_IDLE_TIMEOUT_MS: '700' });
+    server = await startTestServer(kind, { ORBIT_HELLO_TIMEOUT_MS: '300', ORBIT_IDLE_TIMEOUT_MS: '3000', ORBIT_WRITE_TIMEOUT_MS: '500' });
+  });
+
+  it('MUST cut off a peer that stops reading once a write waits longer than the write timeout', async () => {
+    const boot = await server.bootstrap({ application: 'slow-reader' });
+    const queue = boot.queue_ids.q!;
+    const sub = (await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'slow', body: { name: 'slow', queue_id: queue } })).json.data.subscription;
+    const s = await TestSocket.open(server.url, boot.token);
+    await s.hello(sub.id, 32);
+    // Stop reading: the kernel buffers fill and the server's writes stop completing.
+    (s.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+    const big = `"${'x'.repeat(400 * 1024)}"`;
+    for (let i = 0; i < 12; i++) {
+      const r = await api(server.url, 'POST', `/v1/queues/${queue}/results`, { token: boot.token, key: `big-${i}`, rawBody: `{"type":"task.succeeded","task_id":"${'6'.repeat(32)}","task_revision":"1","result":${big}}` });
+      expect(r.status).toBe(201);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    (s.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+    const closed = await s.waitClosed(5000);
+    expect(closed.code).not.toBe(1000);
   });
   afterAll(async () => server.stop());
 
@@ -388,13 +421,34 @@ describe.each(STORES)('timeouts on %s', (kind) => {
     expect((await s.waitClosed(3000)).code).toBe(1008);
   });
 
-  it('MUST close a connection with no valid client frame within the idle timeout', async () => {
+  it('MUST close a connection with no valid client frame within the idle timeout', { timeout: 20_000 }, async () => {
     const boot = await server.bootstrap();
     const sub = (await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'idle', body: { name: 'idle', queue_id: boot.queue_ids.q } })).json.data.subscription;
     const s = await TestSocket.open(server.url, boot.token);
     await s.hello(sub.id);
     const started = Date.now();
-    expect((await s.waitClosed(5000)).code).toBe(1008);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect((await s.waitClosed(8000)).code).toBe(1008);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2500);
+  });
+});
+
+describe.each(STORES)('faults on %s', (kind) => {
+  it('MUST answer a database failure during a session with UNAVAILABLE and close', async () => {
+    const server = await startTestServer(kind, { ORBIT_LEASE_DURATION_MS: '400' });
+    try {
+      const boot = await server.bootstrap();
+      const sub = (await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'fault', body: { name: 'fault', queue_id: boot.queue_ids.q } })).json.data.subscription;
+      const s = await TestSocket.open(server.url, boot.token);
+      await s.hello(sub.id);
+      await server.orbit.store.db.close();
+      // The next claim (the engine sweeps about every 200 ms here) meets the closed database.
+      const error = await s.next((f) => f.type === 'error', 5000);
+      expect(error.error!.code).toBe('UNAVAILABLE');
+      expect((await s.waitClosed()).code).toBe(1008);
+      expect(s.invalid).toEqual([]);
+    } finally {
+      await server.stop().catch(() => undefined);
+      await server.database.drop().catch(() => undefined);
+    }
   });
 });
