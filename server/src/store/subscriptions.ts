@@ -160,8 +160,11 @@ export async function retireSubscription(db: Database, principal: Principal, id:
     requireRevision(current.revision, input.expected_revision, 'subscription');
     const [open] = await tx.all("SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state IN ('PENDING', 'LEASED', 'EXPIRED')", [id]);
     if (num(open!.n) > 0) throw new OrbitError('STATE_CONFLICT', `${num(open!.n)} deliveries are not acknowledged yet`);
-    const { head } = await logPosition(tx);
-    const waiting = await matchingResults(tx, { queueId: current.queueId, types: current.types, after: current.cursorSequence, upTo: head, limit: 1, columns: 'sequence' });
+    const { head, boundary } = await logPosition(tx);
+    // A subscription whose cursor fell behind the retention boundary can never be drained (its
+    // sessions end with EVENT_HISTORY_EXPIRED), so unmaterialized results do not hold it back.
+    const expired = current.cursorSequence < boundary;
+    const waiting = expired ? [] : await matchingResults(tx, { queueId: current.queueId, types: current.types, after: current.cursorSequence, upTo: head, limit: 1, columns: 'sequence' });
     if (waiting.length > 0) throw new OrbitError('STATE_CONFLICT', 'matching results are not materialized yet; consume them first');
     const revision = current.revision + 1n;
     await tx.run('UPDATE subscriptions SET enabled = 0, active_name = NULL, retired_at = ?, retired_sequence = ?, revision = ?, updated_at = ? WHERE id = ?', [

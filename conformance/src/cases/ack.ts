@@ -1,0 +1,483 @@
+/**
+ * @module
+ * Delivery and ACK (seed §2, §5, §6; brief decisions 2, 6, 7): the event.deliver frame, the lease
+ * persisted before sending, ACK replies and their deduplication across connections, every way a
+ * proof can be wrong (secret, epoch, delivery, owner), late ACKs and replaced epochs, capacity and
+ * max_pending, the type filter, and non-canonical proofs generated with fast-check.
+ */
+import fc from 'fast-check';
+import { encodeBase64url, isCanonicalBase64url } from '@orbit/spec/codec';
+import { CheckFailure, defineCase, type ConformanceCase } from '../case.ts';
+import type { Timing } from '../config.ts';
+import type { CaseContext } from '../context.ts';
+import type { EventConnection, ServerFrame } from '../ws.ts';
+import { leased, otherSecret, ping, randomHex, SNAPSHOT_STATE } from './helpers.ts';
+
+const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** Non-canonical spellings of `secret` that lenient decoders map to the same 32 bytes. */
+export function secretAliases(secret: string): string[] {
+  const last = ALPHABET.indexOf(secret[secret.length - 1]!);
+  const aliases: string[] = [];
+  for (let bits = 1; bits < 4; bits++) aliases.push(secret.slice(0, -1) + ALPHABET[last | bits]!);
+  aliases.push(`${secret}=`, `${secret}==`);
+  if (/[-_]/.test(secret)) aliases.push(secret.replace(/-/g, '+').replace(/_/g, '/'));
+  aliases.push(` ${secret}`, `${secret}\n`, `${secret.slice(0, 20)}\n${secret.slice(20)}`);
+  return aliases.filter((a) => a !== secret);
+}
+
+/** Sends an ACK on `conn` with `override`; expects it to be refused (never acknowledged). */
+async function expectAckRefused(ctx: CaseContext, conn: EventConnection, deliver: ServerFrame, override: Record<string, unknown>, what: string): Promise<void> {
+  const id = ctx.sendAck(conn, deliver, override);
+  const reply = await conn.poll((f) => f.reply_to === id, ctx.replyMs);
+  if (reply?.type === 'ack') throw new CheckFailure(`${what}: the ACK was accepted: ${reply.$text}`);
+  if (reply) {
+    ctx.check(reply.type === 'error' && reply.error?.code === 'INVALID_ARGUMENT', `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${reply.$text}`);
+    return;
+  }
+  const closed = await conn.waitClose(ctx.replyMs);
+  ctx.check(closed?.code === 1008, `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${closed ? `close ${closed.code}` : 'nothing'}`);
+}
+
+export const ackCases: ConformanceCase[] = [
+  defineCase({
+    id: 'ack.deliver-shape',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST send event.deliver with the LEASED delivery, the published event and snapshot, and a canonical 32-byte lease secret',
+    clause: { section: '§6', text: 'event.deliver carries delivery, event and lease_secret; the snapshot is immutable' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      const attempt = randomHex();
+      const task = randomHex();
+      const event = await ctx.publish({ type: 'task.needs_review', task_id: task, task_revision: '4', effect_uncertain: true, current_attempt_id: attempt, details: '{"reason":"REVIEW"}' });
+      const f = await ctx.deliver(conn);
+      ctx.validate('validateDeliverFrame', JSON.parse(f.$text), 'event.deliver');
+      ctx.check(f.reply_to === undefined, 'event.deliver carries reply_to');
+      ctx.equal(f.session_id, conn.sessionId, 'session_id');
+      const { delivery: d, event: e, lease_secret: secret } = f.body;
+      ctx.equal([d.state, d.lease_epoch, d.attempts, d.attempt_budget, d.subscription_id], ['LEASED', '1', 1, sub.max_attempts, sub.id], '[state, lease_epoch, attempts, attempt_budget, subscription_id]');
+      ctx.equal([d.event_id, d.sequence, e.id, e.sequence, e.type], [event.id, event.sequence, event.id, event.sequence, 'task.needs_review'], '[delivery.event_id, delivery.sequence, event.id, event.sequence, event.type]');
+      ctx.equal([e.aggregate_kind, e.aggregate_id, e.aggregate_revision], ['task', task, '4'], '[aggregate_kind, aggregate_id, aggregate_revision]');
+      ctx.equal(e.snapshot, { schema_version: 1, task_id: task, queue_id: ctx.queue, state: SNAPSHOT_STATE['task.needs_review'], revision: '4', effect_uncertain: true, current_attempt_id: attempt }, 'snapshot');
+      ctx.equal(e.details, { reason: 'REVIEW' }, 'details');
+      ctx.check(isCanonicalBase64url(secret, 32), `lease_secret ${secret} is not canonical base64url of 32 bytes`);
+      ctx.check(Date.parse(d.lease_until) > Date.parse(d.created_at), 'lease_until is not after created_at');
+    },
+  }),
+  defineCase({
+    id: 'ack.snapshot-states',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST record the task state of each result type in the snapshot (SUCCEEDED, FAILED, CANCELLED, NEEDS_REVIEW)',
+    clause: { section: '§6', text: 'the event carries an immutable task snapshot' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id, 4);
+      const types = ['task.succeeded', 'task.failed', 'task.cancelled', 'task.needs_review'] as const;
+      const published = new Map<string, (typeof types)[number]>();
+      for (const type of types) published.set((await ctx.publish({ type })).id, type);
+      for (let i = 0; i < types.length; i++) {
+        const f = await ctx.deliver(conn);
+        const type = published.get(f.body.event.id);
+        ctx.check(type !== undefined, `an unexpected event arrived: ${f.body.event.id}`);
+        ctx.equal([f.body.event.type, f.body.event.snapshot.state], [type, SNAPSHOT_STATE[type!]], `[type, snapshot.state] of ${f.body.event.id}`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'ack.lease-persisted-before-deliver',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST have persisted the lease when event.deliver arrives (the delivery reads back LEASED with the same epoch)',
+    clause: { section: '§6', text: 'the server persists the delivery lease first, then sends event.deliver' },
+    async run(ctx) {
+      const { sub, deliver } = await leased(ctx);
+      const d = deliver.body.delivery;
+      const stored = (await ctx.deliveryDetail(sub.id, d.id)).delivery;
+      ctx.equal([stored.state, stored.lease_epoch, stored.revision, stored.attempts], [d.state, d.lease_epoch, d.revision, d.attempts], '[state, lease_epoch, revision, attempts] read back right after event.deliver');
+      ctx.equal(Date.parse(stored.lease_until), Date.parse(d.lease_until), 'lease_until read back');
+    },
+  }),
+  defineCase({
+    id: 'ack.success',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST acknowledge a valid proof with an ack reply and record the delivery as ACKED',
+    clause: { section: '§6', text: 'event.ack with delivery_id, epoch and lease_secret; the ack reply' },
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      const id = ctx.sendAck(conn, deliver);
+      const reply = await conn.reply(id, ctx.replyMs, 'the ack reply');
+      ctx.check(reply.type === 'ack', `expected an ack reply, got ${reply.$text}`);
+      ctx.validate('validateAckReplyFrame', JSON.parse(reply.$text), 'the ack reply');
+      const d = deliver.body.delivery;
+      ctx.equal([reply.session_id, reply.body.delivery_id, reply.body.event_id, reply.body.epoch, reply.body.deduplicated], [conn.sessionId, d.id, d.event_id, d.lease_epoch, false], '[session_id, delivery_id, event_id, epoch, deduplicated]');
+      const stored = (await ctx.deliveryDetail(sub.id, d.id)).delivery;
+      ctx.equal(stored.state, 'ACKED', 'state');
+      ctx.check(stored.revision !== d.revision, `the delivery revision ${stored.revision} did not change with the ACK`);
+      ctx.equal(Date.parse(stored.acknowledged_at), Date.parse(reply.body.acknowledged_at), 'acknowledged_at of the delivery versus the reply');
+      ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after ACK');
+    },
+  }),
+  defineCase({
+    id: 'ack.replay-deduplicated',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST answer a repeated ACK with deduplicated=true and the original acknowledged_at',
+    clause: { section: '§6', text: 'an acknowledged delivery returns the original acknowledged_at and deduplicated=true without a second decrement' },
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      const first = await ctx.ack(conn, deliver);
+      ctx.check(first.type === 'ack', `first ACK failed: ${first.$text}`);
+      const second = await ctx.ack(conn, deliver);
+      ctx.check(second.type === 'ack', `repeated ACK failed: ${second.$text}`);
+      ctx.equal([second.body.deduplicated, second.body.acknowledged_at, second.body.event_id], [true, first.body.acknowledged_at, first.body.event_id], '[deduplicated, acknowledged_at, event_id] of the repeat');
+      ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after the repeat');
+    },
+  }),
+  defineCase({
+    id: 'ack.replay-new-connection',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST accept the repeat of a lost ACK on a new connection with a new session_id',
+    clause: { section: '§6', text: 'keep delivery_id, epoch and lease_secret and resend, also on a new connection' },
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      const first = await ctx.ack(conn, deliver);
+      ctx.check(first.type === 'ack', `first ACK failed: ${first.$text}`);
+      await conn.close();
+      const { conn: again } = await ctx.bind(sub.id);
+      const repeat = await ctx.ack(again, deliver);
+      ctx.check(repeat.type === 'ack', `the repeat on a new connection failed: ${repeat.$text}`);
+      ctx.equal([repeat.session_id, repeat.body.deduplicated, repeat.body.acknowledged_at], [again.sessionId, true, first.body.acknowledged_at], '[session_id, deduplicated, acknowledged_at]');
+    },
+  }),
+  defineCase({
+    id: 'ack.wrong-secret-lease-lost',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST answer an ACK with a wrong lease secret with DELIVERY_LEASE_LOST and keep the connection',
+    clause: { section: '§7', text: 'DELIVERY_LEASE_LOST: the proof was replaced or is invalid; the connection stays' },
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      const id = ctx.sendAck(conn, deliver, { lease_secret: otherSecret() });
+      const reply = await conn.reply(id, ctx.replyMs);
+      ctx.expectFrameError(reply, 'DELIVERY_LEASE_LOST', 'ACK with another secret');
+      ctx.equal(reply.session_id, conn.sessionId, 'session_id of the error');
+      ctx.equal((await ping(ctx, conn)).type, 'ack', 'a ping after DELIVERY_LEASE_LOST');
+      ctx.equal((await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery.state, 'LEASED', 'state after the refused ACK');
+      ctx.equal((await ctx.ack(conn, ctx.latest(deliver))).type, 'ack', 'ACK with the right secret afterwards');
+    },
+  }),
+  defineCase({
+    id: 'ack.guessed-epoch-lease-lost',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST answer an ACK with a guessed epoch with DELIVERY_LEASE_LOST',
+    clause: { section: '§6', text: 'an old proof cannot be replaced by a guessed new epoch' },
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      for (const epoch of ['2', '0', '18446744073709551615']) {
+        ctx.expectFrameError(await conn.reply(ctx.sendAck(conn, deliver, { epoch }), ctx.replyMs), 'DELIVERY_LEASE_LOST', `ACK with epoch ${epoch}`);
+      }
+      ctx.equal((await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery.state, 'LEASED', 'state after the refused ACKs');
+      ctx.equal((await ctx.ack(conn, ctx.latest(deliver))).type, 'ack', 'ACK with the right epoch afterwards');
+    },
+  }),
+  defineCase({
+    id: 'ack.unknown-delivery-rejected',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST refuse an ACK for a delivery that does not exist (DELIVERY_LEASE_LOST, or NOT_FOUND and close)',
+    clause: { section: '§7', text: 'DELIVERY_LEASE_LOST for an invalid proof; NOT_FOUND inside a connection closes it' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      const id = conn.send('event.ack', { delivery_id: randomHex(), epoch: '1', lease_secret: otherSecret() });
+      const reply = await conn.reply(id, ctx.replyMs);
+      ctx.check(reply.type === 'error' && (reply.error?.code === 'DELIVERY_LEASE_LOST' || reply.error?.code === 'NOT_FOUND'), `expected DELIVERY_LEASE_LOST or NOT_FOUND, got ${reply.$text}`);
+      if (reply.error?.code === 'NOT_FOUND') await ctx.expectClosed(conn, ctx.replyMs, 'after NOT_FOUND');
+    },
+  }),
+  defineCase({
+    id: 'ack.foreign-delivery-rejected',
+    area: 'ack',
+    level: 'MUST',
+    title: "MUST NOT let another credential acknowledge a subscription's delivery, even with the right proof",
+    clause: { section: '§1', text: 'another credential, even in the same namespace, cannot operate on the subscription' },
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      const theirs = await ctx.createSubscription({}, 'sameNamespace');
+      const { conn: foreign } = await ctx.bind(theirs.id, 1, 'sameNamespace');
+      const ackId = ctx.sendAck(foreign, deliver);
+      const reply = await foreign.poll((f) => f.reply_to === ackId, ctx.replyMs);
+      ctx.check(reply?.type !== 'ack', `the other credential acknowledged the delivery: ${reply?.$text}`);
+      ctx.equal((await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery.state, 'LEASED', 'state after the foreign ACK');
+      ctx.equal((await ctx.ack(conn, ctx.latest(deliver))).type, 'ack', "the owner's ACK afterwards");
+    },
+  }),
+  defineCase({
+    id: 'ack.late-ack-after-expiry',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST accept a late ACK after the lease ran out as long as no newer epoch replaced the proof',
+    clause: { section: '§6', text: 'after expiry the latest proof, not yet replaced by a new epoch, can still acknowledge late' },
+    timeoutMs: expiryTimeout,
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      await conn.close();
+      // Pausing stops new claims, so nothing replaces the proof while the lease runs out.
+      await ctx.configure(sub.id, false);
+      await ctx.sleep(ctx.timing.leaseDurationMs + 500);
+      const { conn: later, welcome } = await ctx.bind(sub.id);
+      ctx.equal(welcome.body.enabled, false, 'enabled in the welcome of a paused subscription');
+      const reply = await ctx.ack(later, deliver);
+      ctx.check(reply.type === 'ack', `the late ACK was refused: ${reply.$text}`);
+      ctx.equal(reply.body.deduplicated, false, 'deduplicated of the late ACK');
+      ctx.equal((await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery.state, 'ACKED', 'state after the late ACK');
+    },
+  }),
+  defineCase({
+    id: 'ack.late-ack-expired-delivery',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST accept the late ACK of a delivery that became EXPIRED, since no newer epoch replaced its proof',
+    clause: { section: '§6', text: 'after expiry the latest proof, not yet replaced by a new epoch, can still acknowledge late' },
+    timeoutMs: expiryTimeout,
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx, { fields: { max_attempts: 1 } });
+      await ctx.waitForDeliveryState(sub.id, deliver.body.delivery.id, 'EXPIRED', ctx.redeliveryMs);
+      const reply = await ctx.ack(conn, deliver);
+      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `the late ACK of an EXPIRED delivery was refused: ${reply.$text}`);
+      const stored = (await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery;
+      ctx.equal(stored.state, 'ACKED', 'state after the late ACK');
+      ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after the late ACK');
+    },
+  }),
+  defineCase({
+    id: 'ack.replaced-epoch-lease-lost',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST redeliver an expired lease with the same delivery id and a new epoch, and refuse the old proof with DELIVERY_LEASE_LOST',
+    clause: { section: '§6', text: 'once a new send exists, the old proof returns DELIVERY_LEASE_LOST; the delivery id does not change on redelivery' },
+    timeoutMs: expiryTimeout,
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      const d = deliver.body.delivery;
+      const again = await conn.next((f) => f.type === 'event.deliver' && f.body.delivery.id === d.id && f.body.delivery.lease_epoch !== d.lease_epoch, ctx.redeliveryMs, 'the expired delivery to be sent again');
+      const n = again.body.delivery;
+      ctx.equal([n.id, n.event_id, n.lease_epoch, n.attempts], [d.id, d.event_id, String(BigInt(d.lease_epoch) + 1n), 2], '[id, event_id, lease_epoch, attempts] of the redelivery');
+      ctx.equal(again.body.event, deliver.body.event, 'the redelivered event (immutable)');
+      ctx.check(BigInt(n.revision) > BigInt(d.revision), `the delivery revision did not grow with recovery and the new claim: ${d.revision} -> ${n.revision}`);
+      ctx.check(again.body.lease_secret !== deliver.body.lease_secret, 'the new lease reuses the old secret');
+      const old = await conn.reply(ctx.sendAck(conn, deliver), ctx.replyMs, 'a reply to the ACK with the replaced proof');
+      ctx.expectFrameError(old, 'DELIVERY_LEASE_LOST', 'ACK with the replaced proof');
+      ctx.check(!conn.closed, 'the connection closed after DELIVERY_LEASE_LOST');
+      const ok = await ctx.ack(conn, again);
+      ctx.check(ok.type === 'ack' && ok.body.epoch === n.lease_epoch, `ACK with the new proof: ${ok.$text}`);
+      ctx.expectFrameError(await conn.reply(ctx.sendAck(conn, deliver), ctx.replyMs), 'DELIVERY_LEASE_LOST', 'the replaced proof after the new one was acknowledged');
+      ctx.equal((await ctx.deliveryDetail(sub.id, d.id)).delivery.state, 'ACKED', 'state');
+    },
+  }),
+  defineCase({
+    id: 'ack.capacity-respected',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST NOT let a connection hold more unacknowledged deliveries than its capacity',
+    clause: { section: '§5', text: 'capacity is the number of deliveries the connection may hold' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id, 2);
+      for (let i = 0; i < 3; i++) await ctx.publish({ type: 'task.succeeded' });
+      const a = await ctx.deliver(conn);
+      await ctx.deliver(conn);
+      const third = await conn.poll((f) => f.type === 'event.deliver', ctx.quietWithinLease(a));
+      ctx.check(!third, `a third delivery arrived on a connection of capacity 2: ${third?.$text}`);
+      for (const p of (await ctx.listDeliveries(sub.id, 'state=PENDING')).items) {
+        if (p.attempts === 0) ctx.check(p.lease_epoch === '0' && p.lease_until === undefined, `a never-sent PENDING delivery: ${JSON.stringify(p)}; expected lease_epoch "0" and no lease_until`);
+      }
+      ctx.equal((await ctx.ack(conn, ctx.latest(a))).type, 'ack', 'ACK of the first');
+      await conn.next((f) => f.type === 'event.deliver' && f.body.delivery.id !== a.body.delivery.id && f.body.delivery.lease_epoch === '1', ctx.deliverMs, 'the third delivery after one ACK');
+    },
+  }),
+  defineCase({
+    id: 'ack.max-pending-respected',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST NOT materialize more than max_pending unfinished deliveries for a subscription',
+    clause: { section: '§2', text: 'max_pending bounds the backlog of pending, leased and exhausted deliveries' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription({ max_pending: 1 });
+      const { conn } = await ctx.bind(sub.id, 3);
+      await ctx.publish({ type: 'task.succeeded' });
+      await ctx.publish({ type: 'task.succeeded' });
+      const first = await ctx.deliver(conn);
+      const second = await conn.poll((f) => f.type === 'event.deliver', ctx.quietWithinLease(first));
+      ctx.check(!second, `a second delivery arrived with max_pending 1: ${second?.$text}`);
+      const now = await ctx.getSubscription(sub.id);
+      ctx.check(now.pending_count <= 1, `pending_count ${now.pending_count} exceeds max_pending 1`);
+      ctx.equal((await ctx.ack(conn, ctx.latest(first))).type, 'ack', 'ACK of the first');
+      await conn.next((f) => f.type === 'event.deliver' && f.body.delivery.id !== first.body.delivery.id, ctx.deliverMs, 'the second delivery after the ACK');
+    },
+  }),
+  defineCase({
+    id: 'ack.types-filter',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST deliver only results of the subscribed types',
+    clause: { section: '§2', text: 'types selects a subset of the four result types' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription({ types: ['task.failed', 'task.needs_review'] });
+      const { conn } = await ctx.bind(sub.id, 8);
+      await ctx.publish({ type: 'task.succeeded' });
+      await ctx.publish({ type: 'task.cancelled' });
+      const failed = await ctx.publish({ type: 'task.failed' });
+      const review = await ctx.publish({ type: 'task.needs_review' });
+      const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
+      ctx.equal(frames.map((f) => f.body.event.id).sort(), [failed.id, review.id].sort(), 'delivered events');
+      const extra = await conn.poll((f) => f.type === 'event.deliver' && !frames.some((g) => g.body.delivery.id === f.body.delivery.id), ctx.quietMs);
+      ctx.check(!extra, `a result of an unsubscribed type was delivered: ${extra?.$text}`);
+    },
+  }),
+  defineCase({
+    id: 'ack.requeued-never-delivered',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST never deliver task.requeued, even to a subscription of all types',
+    clause: { section: '§2', text: 'task.requeued is not in the set of result types' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription({ types: [] });
+      const { conn } = await ctx.bind(sub.id, 4);
+      const requeued = await ctx.publish({ type: 'task.requeued' });
+      const done = await ctx.publish({ type: 'task.succeeded' });
+      const delivered = await ctx.deliver(conn);
+      ctx.equal(delivered.body.event.id, done.id, 'the delivered event');
+      const extra = await conn.poll((f) => f.type === 'event.deliver' && f.body.delivery.id !== delivered.body.delivery.id, ctx.quietMs);
+      ctx.check(!extra, `task.requeued was delivered: ${extra?.$text}`);
+      const list = await ctx.listDeliveries(sub.id);
+      ctx.check(!list.items.some((d: any) => d.event_id === requeued.id), 'a delivery exists for the task.requeued event');
+    },
+  }),
+  defineCase({
+    id: 'ack.needs-review-distinct-events',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST deliver a later authoritative result of the same task as a separate event',
+    clause: { section: '§2', text: 'needs_review is not final; the same task may produce another result; deduplicate by event_id, not task_id' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id, 2);
+      const task = randomHex();
+      const review = await ctx.publish({ type: 'task.needs_review', task_id: task, task_revision: '1' });
+      const done = await ctx.publish({ type: 'task.succeeded', task_id: task, task_revision: '2' });
+      const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
+      ctx.equal(frames.map((f) => f.body.event.id).sort(), [review.id, done.id].sort(), 'delivered events');
+      ctx.check(frames[0]!.body.delivery.id !== frames[1]!.body.delivery.id, 'both results share one delivery');
+      ctx.check(frames.every((f) => f.body.event.aggregate_id === task), 'aggregate_id differs from the task');
+    },
+  }),
+  defineCase({
+    id: 'ack.concurrent-results-all-delivered',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST deliver every one of many results published concurrently, each once, without skipping late commits',
+    clause: { section: 'brief 1', text: 'a scanner never skips a result whose transaction commits late' },
+    timeoutMs: 60_000,
+    async run(ctx) {
+      const sub = await ctx.createSubscription({ types: ['task.failed'] });
+      const { conn } = await ctx.bind(sub.id, 32);
+      const published = await Promise.all(Array.from({ length: 24 }, () => ctx.publish({ type: 'task.failed' })));
+      const wanted = new Set(published.map((e) => e.id));
+      const seen = new Map<string, number>();
+      while ([...wanted].some((id) => !seen.has(id))) {
+        const f = await conn.next((x) => x.type === 'event.deliver', ctx.deliverMs, `the remaining ${[...wanted].filter((id) => !seen.has(id)).length} of ${wanted.size} events`);
+        seen.set(f.body.event.id, (seen.get(f.body.event.id) ?? 0) + 1);
+        ctx.check(wanted.has(f.body.event.id), `an event that was not published in this case arrived: ${f.body.event.id}`);
+        const reply = await ctx.ack(conn, f);
+        ctx.check(reply.type === 'ack', `ACK failed: ${reply.$text}`);
+      }
+      const twice = [...seen].filter(([, n]) => n > 1);
+      ctx.check(twice.length === 0, `events delivered more than once within their lease: ${JSON.stringify(twice)}`);
+      ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after all ACKs');
+    },
+  }),
+  defineCase({
+    id: 'ack.lease-survives-disconnect',
+    area: 'ack',
+    level: 'MUST',
+    title: 'MUST keep a lease when its connection closes: it is not offered again before expiry and its proof still acknowledges',
+    clause: { section: '§5', text: 'a disconnect neither restores the old connection identity nor deletes leases' },
+    async run(ctx) {
+      const { sub, conn, deliver } = await leased(ctx);
+      await conn.close();
+      const { conn: next } = await ctx.bind(sub.id);
+      const early = await next.poll((f) => f.type === 'event.deliver' && f.body.delivery.id === deliver.body.delivery.id, ctx.quietWithinLease(deliver));
+      ctx.check(!early, `the leased delivery was offered again before its lease ran out: ${early?.$text}`);
+      const reply = await ctx.ack(next, ctx.latest(deliver));
+      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `ACK on the new connection: ${reply.$text}`);
+    },
+  }),
+  defineCase({
+    id: 'ack.prop-noncanonical-secret',
+    area: 'ack',
+    level: 'MUST',
+    kind: 'property',
+    title: 'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same bytes)',
+    clause: { section: '§8', text: 'the runtime rejects non-canonical base64url; brief 7: 43 characters without padding' },
+    timeoutMs: 90_000,
+    async run(ctx) {
+      const { sub, conn: first, deliver } = await leased(ctx);
+      await first.close();
+      // Paused: no claim can replace the proof while the property runs, however long it shrinks.
+      await ctx.configure(sub.id, false);
+      const secret = deliver.body.lease_secret as string;
+      const arbitrary = fc.oneof(
+        fc.constantFrom(...secretAliases(secret)),
+        // random 43-character strings whose last character has non-zero unused bits
+        fc.tuple(fc.stringMatching(/^[A-Za-z0-9_-]{42}$/), fc.constantFrom(...ALPHABET.split('').filter((c) => (ALPHABET.indexOf(c) & 3) !== 0))).map(([a, b]) => a + b),
+        // wrong lengths and padding
+        fc.uint8Array({ minLength: 31, maxLength: 33 }).filter((b) => b.length !== 32).map((b) => encodeBase64url(b)),
+        fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `${encodeBase64url(b)}=`),
+        fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64')),
+      );
+      await ctx.property(arbitrary, async (candidate) => {
+        const { conn } = await ctx.bind(sub.id);
+        await expectAckRefused(ctx, conn, deliver, { lease_secret: candidate }, `ACK with lease_secret ${JSON.stringify(candidate)}`);
+      });
+      const { conn } = await ctx.bind(sub.id);
+      const reply = await ctx.ack(conn, deliver);
+      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `the canonical secret afterwards: ${reply.$text}`);
+    },
+  }),
+  defineCase({
+    id: 'ack.prop-noncanonical-epoch',
+    area: 'ack',
+    level: 'MUST',
+    kind: 'property',
+    title: 'MUST refuse, never acknowledge, every non-canonical spelling of the lease epoch',
+    clause: { section: '§1', text: 'versions are canonical decimal strings without sign, leading zero or fraction' },
+    timeoutMs: 90_000,
+    async run(ctx) {
+      const { sub, conn: first, deliver } = await leased(ctx);
+      await first.close();
+      await ctx.configure(sub.id, false);
+      const epoch = deliver.body.delivery.lease_epoch as string;
+      const arbitrary = fc.oneof(
+        fc.integer({ min: 1, max: 5 }).map((k) => '0'.repeat(k) + epoch),
+        fc.constantFrom(`+${epoch}`, `${epoch}.0`, `${epoch}e0`, ` ${epoch}`, `${epoch} `, `0x${epoch}`, '', '-1', '18446744073709551616', '99999999999999999999', '100000000000000000000'),
+        fc.constantFrom(Number(epoch), null, [epoch], true),
+      );
+      await ctx.property(arbitrary, async (candidate) => {
+        const { conn } = await ctx.bind(sub.id);
+        await expectAckRefused(ctx, conn, deliver, { epoch: candidate }, `ACK with epoch ${JSON.stringify(candidate)}`);
+      });
+      const { conn } = await ctx.bind(sub.id);
+      const reply = await ctx.ack(conn, deliver);
+      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `the canonical epoch afterwards: ${reply.$text}`);
+    },
+  }),
+];

@@ -1,0 +1,376 @@
+/**
+ * @module
+ * The session (seed §5, §7): hello within the deadline and its forbidden fields, capacity,
+ * subscription ownership at hello, the welcome, session ids, message ids, and the reactions to
+ * invalid envelopes (1008), binary frames, wrong sessions and oversized frames. Frames are sent as
+ * raw text.
+ */
+import fc from 'fast-check';
+import { defineCase, type ConformanceCase } from '../case.ts';
+import type { CaseContext } from '../context.ts';
+import { newMessageId, type EventConnection } from '../ws.ts';
+import { escapeKey } from './json.ts';
+import { ping, randomHex } from './helpers.ts';
+
+const MAX_FRAME = 512 * 1024;
+
+/** A ping padded with spaces to exactly `size` bytes. */
+function paddedPing(sessionId: string, size: number): { text: string; id: string } {
+  const id = newMessageId();
+  const text = `{"protocol_version":"1","type":"events.ping","message_id":"${id}","session_id":"${sessionId}","body":{}}`;
+  return { text: text.slice(0, -1) + ' '.repeat(size - text.length) + '}', id };
+}
+
+/** Opens a connection, sends one raw hello text, and expects no welcome and a refusal. */
+async function helloRefused(ctx: CaseContext, text: string, messageId: string, what: string, codes: Parameters<CaseContext['expectRefused']>[2]): Promise<void> {
+  const conn = await ctx.connect();
+  conn.sendText(text);
+  await ctx.expectRefused(conn, messageId, codes, what);
+  ctx.check(!conn.received.some((f) => f.type === 'events.welcome'), `${what}: the server sent events.welcome`);
+}
+
+function helloText(messageId: string, body: Record<string, unknown>, extra = ''): string {
+  return `{"protocol_version":"1","type":"events.hello","message_id":"${messageId}","body":${JSON.stringify(body)}${extra}}`;
+}
+
+async function expectPolicyClose(ctx: CaseContext, conn: EventConnection, what: string): Promise<void> {
+  await ctx.expectClosed(conn, ctx.replyMs, what, [1008]);
+}
+
+export const sessionCases: ConformanceCase[] = [
+  defineCase({
+    id: 'session.welcome',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST answer hello with events.welcome: reply_to, a new message_id, the session_id, the capacity and the timings',
+    clause: { section: '§5', text: 'the welcome carries session_id, subscription_id, capacity, lease_duration_ms, heartbeat_interval_ms, server_time, enabled' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const conn = await ctx.connect();
+      const helloId = conn.send('events.hello', { subscription_id: sub.id, capacity: 3 });
+      const w = await conn.reply(helloId, ctx.replyMs, 'events.welcome');
+      ctx.check(w.type === 'events.welcome', `expected events.welcome, got ${w.$text}`);
+      ctx.validate('validateWelcomeFrame', JSON.parse(w.$text), 'the welcome');
+      ctx.check(w.message_id !== helloId, 'the welcome reuses the hello message_id');
+      ctx.equal(w.session_id, w.body.session_id, 'session_id of the frame versus the body');
+      ctx.equal([w.body.subscription_id, w.body.capacity, w.body.enabled], [sub.id, 3, true], '[subscription_id, capacity, enabled]');
+      ctx.equal([w.body.lease_duration_ms, w.body.heartbeat_interval_ms], [ctx.timing.leaseDurationMs, ctx.timing.heartbeatIntervalMs], '[lease_duration_ms, heartbeat_interval_ms] versus the declared timing');
+    },
+  }),
+  defineCase({
+    id: 'session.hello-timeout',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST accept a hello sent within the hello timeout and close a connection that sends none',
+    clause: { section: '§5', text: 'send hello within 5 seconds of connecting' },
+    timeoutMs: (t) => 20_000 + 3 * t.helloTimeoutMs,
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const silent = await ctx.connect();
+      const late = await ctx.connect();
+      await ctx.sleep(Math.floor(ctx.timing.helloTimeoutMs / 2));
+      const welcome = await late.hello(sub.id, 1, ctx.replyMs);
+      ctx.check(welcome.type === 'events.welcome', `a hello after half the hello timeout was refused: ${welcome.$text}`);
+      await ctx.expectClosed(silent, Math.ceil(ctx.timing.helloTimeoutMs / 2) + Math.max(2_000, ctx.timing.helloTimeoutMs), 'a connection without hello');
+    },
+  }),
+  defineCase({
+    id: 'session.first-frame-must-be-hello',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST close with 1008 when the first frame is not events.hello',
+    clause: { section: '§7', text: 'an invalid envelope or a wrong session closes with 1008' },
+    async run(ctx) {
+      const conn = await ctx.connect();
+      conn.sendText(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }));
+      await expectPolicyClose(ctx, conn, 'a ping before hello');
+    },
+  }),
+  defineCase({
+    id: 'session.hello-forbidden-fields',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST refuse a hello that carries session_id, reply_to or error',
+    clause: { section: '§5', text: 'hello cannot carry session_id, reply_to or error' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      for (const extra of [`,"session_id":"${randomHex()}"`, `,"reply_to":"${randomHex()}"`, ',"error":{"code":"UNAVAILABLE","message":"x"}']) {
+        const id = newMessageId();
+        await helloRefused(ctx, helloText(id, { subscription_id: sub.id, capacity: 1 }, extra), id, `hello with ${extra.slice(1, extra.indexOf(':'))}`, ['INVALID_ARGUMENT']);
+      }
+    },
+  }),
+  defineCase({
+    id: 'session.hello-capacity-range',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST refuse a hello whose capacity is not an integer from 1 to 32',
+    clause: { section: '§5', text: 'capacity is a required integer 1-32' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      for (const capacity of [0, 33, 1.5, '1', null]) {
+        const id = newMessageId();
+        await helloRefused(ctx, helloText(id, { subscription_id: sub.id, capacity }), id, `hello with capacity ${JSON.stringify(capacity)}`, ['INVALID_ARGUMENT']);
+      }
+      const id = newMessageId();
+      await helloRefused(ctx, helloText(id, { subscription_id: sub.id }), id, 'hello without capacity', ['INVALID_ARGUMENT']);
+      const { welcome } = await ctx.bind(sub.id, 32);
+      ctx.equal(welcome.body.capacity, 32, 'capacity 32 accepted');
+    },
+  }),
+  defineCase({
+    id: 'session.hello-foreign-subscription',
+    area: 'session',
+    level: 'MUST',
+    title: "MUST refuse a hello for another credential's subscription with NOT_FOUND, without session_id, then close",
+    clause: { section: '§5', text: 'hello checks the subscription owner and queue scope; a failed binding has no session_id' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      for (const role of ['sameNamespace', 'otherNamespace'] as const) {
+        const conn = await ctx.connect(role);
+        const id = conn.send('events.hello', { subscription_id: sub.id, capacity: 1 });
+        const reply = await conn.reply(id, ctx.replyMs, 'a reply to hello');
+        ctx.expectFrameError(reply, 'NOT_FOUND', `hello by ${role}`);
+        ctx.check(reply.session_id === undefined, `hello by ${role}: the error frame carries a session_id`);
+        await ctx.expectClosed(conn, ctx.replyMs, `hello by ${role}`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'session.hello-unknown-subscription',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST refuse a hello for an unknown subscription with NOT_FOUND and close',
+    clause: { section: '§7', text: 'NOT_FOUND inside a connection closes it' },
+    async run(ctx) {
+      const conn = await ctx.connect();
+      const id = conn.send('events.hello', { subscription_id: randomHex(), capacity: 1 });
+      ctx.expectFrameError(await conn.reply(id, ctx.replyMs), 'NOT_FOUND', 'hello for an unknown subscription');
+      await ctx.expectClosed(conn, ctx.replyMs, 'hello for an unknown subscription');
+    },
+  }),
+  defineCase({
+    id: 'session.second-hello-rejected',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST NOT accept a second hello on a bound connection (capacity cannot change)',
+    clause: { section: '§5', text: 'capacity cannot change during a connection; reconnect to adjust it' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id, 1);
+      const id = conn.send('events.hello', { subscription_id: sub.id, capacity: 2 });
+      await ctx.expectRefused(conn, id, ['INVALID_ARGUMENT', 'STATE_CONFLICT'], 'a second hello');
+      ctx.equal(conn.received.filter((f) => f.type === 'events.welcome').length, 1, 'number of welcomes');
+    },
+  }),
+  defineCase({
+    id: 'session.wrong-session-closes',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST close with 1008 when a frame names another session_id',
+    clause: { section: '§7', text: 'a wrong session closes with 1008' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      conn.sendText(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }));
+      await expectPolicyClose(ctx, conn, 'a ping with another session_id');
+    },
+  }),
+  defineCase({
+    id: 'session.binary-frame-closes',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST close with 1008 on a binary message',
+    clause: { section: '§7', text: 'binary messages close with 1008; every frame is one text JSON' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      conn.sendBinary(Buffer.from(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: conn.sessionId, body: {} })));
+      await expectPolicyClose(ctx, conn, 'a binary ping');
+    },
+  }),
+  defineCase({
+    id: 'session.malformed-frame-closes',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST close with 1008 on a frame that is not strict JSON (syntax error, duplicate key)',
+    clause: { section: '§7', text: 'an invalid envelope closes with 1008; duplicate JSON keys are rejected' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const id = newMessageId();
+      for (const make of [
+        (_s: string) => '{"protocol_version":"1",',
+        (s: string) => `{"protocol_version":"1","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{},"body":{}}`,
+        (s: string) => `{"protocol_version":"1","type":"events.ping","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{}}`,
+      ]) {
+        const { conn } = await ctx.bind(sub.id);
+        const text = make(conn.sessionId!);
+        conn.sendText(text);
+        await expectPolicyClose(ctx, conn, `the frame ${text}`);
+      }
+    },
+  }),
+  defineCase({
+    id: 'session.oversize-frame-closes',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST close the connection on a message larger than 512 KiB without answering it',
+    clause: { section: '§5', text: 'each frame is at most 512 KiB; oversized messages are closed by WebSocket' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME + 1);
+      conn.sendText(text);
+      const closed = await ctx.expectClosed(conn, ctx.replyMs, 'a 524289-byte ping');
+      ctx.check(!conn.received.some((f) => f.reply_to === id && f.type === 'ack'), 'the oversized ping was answered');
+      ctx.log.note(`closed with ${closed.code} (1009 is the usual code)`);
+    },
+  }),
+  defineCase({
+    id: 'session.frame-at-limit-accepted',
+    area: 'session',
+    level: 'SHOULD',
+    title: 'SHOULD accept a frame of exactly 512 KiB',
+    clause: { section: '§5', text: 'each frame is at most 512 KiB' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME);
+      conn.sendText(text);
+      const reply = await conn.reply(id, ctx.replyMs, 'a reply to a 524288-byte ping');
+      ctx.equal(reply.type, 'ack', 'reply type');
+    },
+  }),
+  defineCase({
+    id: 'session.bad-body-reply',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST answer a command with a sound envelope but an invalid body with INVALID_ARGUMENT (or close with 1008)',
+    clause: { section: '§7', text: 'an invalid command body may get a WSS error; an invalid envelope closes' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      const id = conn.send('event.ack', { delivery_id: 'not-an-id', epoch: '1' });
+      const how = await ctx.expectRefused(conn, id, ['INVALID_ARGUMENT'], 'an ACK without lease_secret and with a bad delivery_id');
+      if (how === 'error') {
+        const error = conn.received.find((f) => f.reply_to === id)!;
+        ctx.equal(error.session_id, conn.sessionId, 'session_id of the error frame');
+        ctx.equal((await ping(ctx, conn)).type, 'ack', 'a ping after the error (the connection stays usable)');
+      }
+    },
+  }),
+  defineCase({
+    id: 'session.fresh-message-ids',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST give every server frame a new message_id and name the request in reply_to',
+    clause: { section: '§5', text: 'server responses use a new message_id and reply_to for correlation' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      const sent: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = conn.send('events.ping', {});
+        sent.push(id);
+        const reply = await conn.reply(id, ctx.replyMs);
+        ctx.equal(reply.reply_to, id, 'reply_to');
+      }
+      const ids = conn.received.map((f) => f.message_id);
+      ctx.equal(new Set(ids).size, ids.length, 'distinct server message_ids');
+      ctx.check(!ids.some((m) => sent.includes(m)), 'a server frame reuses a client message_id');
+    },
+  }),
+  defineCase({
+    id: 'session.new-session-per-connection',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST give each connection its own session_id; several connections may consume one subscription',
+    clause: { section: '§5', text: 'session_id identifies only the current connection; several connections of one credential may consume' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const a = await ctx.bind(sub.id);
+      const b = await ctx.bind(sub.id);
+      ctx.check(a.welcome.session_id !== b.welcome.session_id, 'two connections got the same session_id');
+      await a.conn.close();
+      const c = await ctx.bind(sub.id);
+      ctx.check(c.welcome.session_id !== a.welcome.session_id, 'a reconnection got the old session_id back');
+    },
+  }),
+  defineCase({
+    id: 'session.shared-consumption',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST let connections of one subscription compete for deliveries without leasing one delivery twice',
+    clause: { section: '§5', text: 'connections compete for the persisted deliveries' },
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const a = await ctx.bind(sub.id, 1);
+      const b = await ctx.bind(sub.id, 1);
+      await ctx.publish({ type: 'task.succeeded' });
+      await ctx.publish({ type: 'task.succeeded' });
+      const da = await ctx.deliver(a.conn, ctx.deliverMs, 'a delivery on the first connection');
+      const db = await ctx.deliver(b.conn, ctx.deliverMs, 'a delivery on the second connection');
+      ctx.check(da.body.delivery.id !== db.body.delivery.id, `both connections hold delivery ${da.body.delivery.id}`);
+      ctx.equal((await ctx.ack(a.conn, da)).type, 'ack', 'ACK on the first connection');
+      ctx.equal((await ctx.ack(b.conn, db)).type, 'ack', 'ACK on the second connection');
+    },
+  }),
+  defineCase({
+    id: 'session.prop-invalid-frames',
+    area: 'session',
+    level: 'MUST',
+    kind: 'property',
+    title: 'MUST close with 1008 on every invalid envelope: duplicate or escaped-duplicate keys, unknown or case-alias members, bad version, type or message_id',
+    clause: { section: '§7', text: 'an invalid envelope closes the connection with 1008' },
+    timeoutMs: 90_000,
+    async run(ctx) {
+      const sub = await ctx.createSubscription();
+      const members = ['protocol_version', 'type', 'message_id', 'session_id', 'body'] as const;
+      const arbitrary = fc.oneof(
+        fc.record({ kind: fc.constant('duplicate' as const), key: fc.constantFrom(...members), mask: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }), upper: fc.boolean() }),
+        fc.record({ kind: fc.constant('extra' as const), key: fc.oneof(fc.mixedCase(fc.constantFrom(...members)).filter((k) => !(members as readonly string[]).includes(k)), fc.constantFrom('reply_to', 'error', 'id', 'meta')) }),
+        fc.record({ kind: fc.constant('version' as const), value: fc.constantFrom('1', '"2"', '"1.0"', '" 1"', 'null', '"v1"') }),
+        fc.record({ kind: fc.constant('type' as const), value: fc.constantFrom('"events.PING"', '"ping"', '"event.deliver"', '"ack"', '"event.renew"', '"event.nack"', '""', '1') }),
+        fc.record({ kind: fc.constant('messageId' as const), value: fc.oneof(fc.constantFrom('"x"', '1', 'null'), fc.stringMatching(/^[0-9a-f]{31}$/).map((h) => `"${h}"`), fc.stringMatching(/^[0-9A-F]{32}$/).filter((h) => /[A-F]/.test(h)).map((h) => `"${h}"`)) }),
+        fc.record({ kind: fc.constant('notObject' as const), value: fc.constantFrom('[]', '"events.ping"', '1', 'null', '{', '') }),
+      );
+      await ctx.property(arbitrary, async (c) => {
+        const { conn } = await ctx.bind(sub.id);
+        const m: Record<string, string> = {
+          protocol_version: '"1"',
+          type: '"events.ping"',
+          message_id: `"${newMessageId()}"`,
+          session_id: `"${conn.sessionId}"`,
+          body: '{}',
+        };
+        let text: string;
+        const members = () => Object.entries(m).map(([k, v]) => `"${k}":${v}`);
+        switch (c.kind) {
+          case 'duplicate':
+            text = `{${[...members(), `"${escapeKey(c.key, c.mask, c.upper)}":${m[c.key]}`].join(',')}}`;
+            break;
+          case 'extra':
+            text = `{${[...members(), `${JSON.stringify(c.key)}:"x"`].join(',')}}`;
+            break;
+          case 'version':
+            m.protocol_version = c.value;
+            text = `{${members().join(',')}}`;
+            break;
+          case 'type':
+            m.type = c.value;
+            text = `{${members().join(',')}}`;
+            break;
+          case 'messageId':
+            m.message_id = c.value;
+            text = `{${members().join(',')}}`;
+            break;
+          case 'notObject':
+            text = c.value;
+            break;
+        }
+        conn.sendText(text);
+        await expectPolicyClose(ctx, conn, `the frame ${text}`);
+      });
+    },
+  }),
+];

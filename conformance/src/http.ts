@@ -1,0 +1,112 @@
+/**
+ * @module
+ * A raw HTTP client: the request target is sent exactly as given (so repeated or oddly encoded
+ * query parameters reach the server untouched), the body is bytes, and the response is kept as
+ * bytes and text; JSON is parsed afterwards with the strict codec. Every exchange is recorded as
+ * evidence.
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { parseStrict } from '@orbit/spec/codec';
+import type { EvidenceLog } from './evidence.ts';
+
+export interface HttpRequest {
+  readonly method: string;
+  /** Path and query, sent verbatim (e.g. `/v1/subscriptions?queue_id=a&queue_id=a`). */
+  readonly target: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string | Uint8Array;
+  readonly timeoutMs?: number;
+}
+
+export class HttpResponse {
+  readonly text: string;
+  private parsed: { value: unknown } | { error: string } | undefined;
+
+  constructor(
+    readonly status: number,
+    readonly headers: IncomingHttpHeaders,
+    readonly bytes: Buffer,
+  ) {
+    this.text = bytes.toString('utf8');
+  }
+
+  /** A response header (lower-case name); repeated headers are joined with ", ". */
+  header(name: string): string | undefined {
+    const value = this.headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  /** The body parsed as strict JSON, or undefined when it is not. */
+  get json(): any {
+    const parsed = this.parse();
+    return 'value' in parsed ? parsed.value : undefined;
+  }
+
+  /** Why the body is not strict JSON, or undefined when it is. */
+  get jsonError(): string | undefined {
+    const parsed = this.parse();
+    return 'error' in parsed ? parsed.error : undefined;
+  }
+
+  private parse(): { value: unknown } | { error: string } {
+    if (!this.parsed) {
+      try {
+        this.parsed = { value: parseStrict(this.text) };
+      } catch (error) {
+        this.parsed = { error: (error as Error).message };
+      }
+    }
+    return this.parsed;
+  }
+
+  /** Parses again keeping the values at `paths` as exact JSON text (`RawJson`). */
+  parseRaw(paths: ReadonlyArray<ReadonlyArray<string>>): any {
+    return parseStrict(this.text, { raw: paths });
+  }
+}
+
+/** Sends one request and reads the whole response. Rejects on network errors and on timeout. */
+export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): Promise<HttpResponse> {
+  const url = new URL(baseUrl);
+  const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body);
+  const headers: Record<string, string> = { ...(req.headers ?? {}) };
+  const lower = Object.keys(headers).map((h) => h.toLowerCase());
+  if (body !== undefined && !lower.includes('content-length') && !lower.includes('transfer-encoding')) headers['content-length'] = String(body.byteLength);
+  const started = Date.now();
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<HttpResponse>((resolve, reject) => {
+    const record = (fields: { status?: number; responseHeaders?: Record<string, string>; responseBody?: string; error?: string }) =>
+      log?.add({
+        kind: 'http',
+        method: req.method,
+        target: req.target,
+        requestHeaders: log.cleanHeaders(headers),
+        ...(body !== undefined ? { requestBody: log.clean(body.toString('utf8')) } : {}),
+        ...fields,
+        durationMs: Date.now() - started,
+      });
+    const clientRequest = send(
+      { protocol: url.protocol, hostname: url.hostname, port: url.port, method: req.method, path: req.target, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (error) => {
+          record({ error: String(error) });
+          reject(error);
+        });
+        res.on('end', () => {
+          const response = new HttpResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks));
+          record({ status: response.status, responseHeaders: log ? log.cleanHeaders(res.headers) : {}, responseBody: log ? log.clean(response.text) : '' });
+          resolve(response);
+        });
+      },
+    );
+    clientRequest.setTimeout(req.timeoutMs ?? 15_000, () => clientRequest.destroy(new Error(`no response within ${req.timeoutMs ?? 15_000} ms`)));
+    clientRequest.on('error', (error) => {
+      record({ error: String(error.message) });
+      reject(error);
+    });
+    clientRequest.end(body);
+  });
+}

@@ -1,0 +1,86 @@
+/**
+ * Test support: our own server (in process, through server/test/harness.ts) as a conformance
+ * target, with one credential per role, the timings the suite is told about, and a RunEnvironment
+ * that points at it (or at a proxy in front of it).
+ */
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseConfig, ROLES, type Role, type RunEnvironment, type SuiteConfig } from '../src/index.ts';
+import { BOOTSTRAP_PLAN } from '../src/setup.ts';
+import { startTestServer, type StoreKind, type TestServer } from '../../server/test/harness.ts';
+
+/** Server settings shortened so that expiry cases take about a second. */
+export const SERVER_ENV: Record<string, string> = {
+  ORBIT_LEASE_DURATION_MS: '1000',
+  ORBIT_HEARTBEAT_INTERVAL_MS: '400',
+  ORBIT_IDLE_TIMEOUT_MS: '1500',
+  ORBIT_HELLO_TIMEOUT_MS: '1000',
+  ORBIT_WRITE_TIMEOUT_MS: '2000',
+  ORBIT_MAX_CONNECTIONS: '12',
+  ORBIT_REQUEST_TIMEOUT_MS: '1500',
+  ORBIT_POLL_INTERVAL_MS: '50',
+};
+
+/** The same settings as the suite's `timing`, `limits` and `features`. */
+export const SUITE_SETTINGS = {
+  timing: { leaseDurationMs: 1000, heartbeatIntervalMs: 400, idleTimeoutMs: 1500, helloTimeoutMs: 1000, writeTimeoutMs: 2000, requestTimeoutMs: 1500, quietMs: 400 },
+  limits: { maxConnections: 12 },
+  features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout'],
+};
+
+export interface Target {
+  readonly server: TestServer;
+  /** A configuration object for the CLI (tokens and queue ids filled in). */
+  readonly rawConfig: Record<string, unknown>;
+  env(baseUrl?: string, overrides?: { seed?: number; numRuns?: number }): RunEnvironment;
+  stop(): Promise<void>;
+}
+
+/** The repository root: commands in the configuration run there. */
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Starts our server on `kind`. With `retention`, the configuration also gets the prune command
+ * (`orbit prune` on the same database) and declares the retention feature.
+ */
+export async function startTarget(kind: StoreKind, options: { retention?: boolean } = {}): Promise<Target> {
+  const server = await startTestServer(kind, SERVER_ENV);
+  const credentials: Record<string, { token: string; credentialId: string }> = {};
+  const queues: Record<string, string> = {};
+  for (const role of Object.keys(ROLES) as Role[]) {
+    const plan = BOOTSTRAP_PLAN[role];
+    const boot = await server.bootstrap({
+      namespace: plan.otherNamespace ? 'conformance-other' : 'conformance',
+      application: plan.application,
+      queues: ['conformance-a', 'conformance-b'],
+      permissions: plan.permissions.split(','),
+    });
+    credentials[role] = { token: boot.token, credentialId: boot.credential_id };
+    if (role === 'full') {
+      queues.primary = boot.queue_ids['conformance-a']!;
+      queues.secondary = boot.queue_ids['conformance-b']!;
+    }
+    if (role === 'otherNamespace') queues.otherNamespace = boot.queue_ids['conformance-a']!;
+  }
+  const rawConfig: Record<string, unknown> = { baseUrl: server.url, credentials, queues, publish: { method: 'http' }, ...SUITE_SETTINGS };
+  if (options.retention) {
+    rawConfig.retention = { command: `node server/bin/orbit.mjs prune --before-sequence {before_sequence} --database '${server.database.url}'` };
+    rawConfig.features = [...SUITE_SETTINGS.features, 'retention'];
+    rawConfig.cwd = REPO;
+  }
+  const config: SuiteConfig = parseConfig(rawConfig, REPO);
+  return {
+    server,
+    rawConfig,
+    env(baseUrl = server.url, overrides = {}) {
+      return {
+        config: { ...config, baseUrl },
+        vars: {},
+        seed: overrides.seed ?? 42,
+        numRuns: overrides.numRuns ?? 25,
+        runTag: randomBytes(3).toString('hex'),
+      };
+    },
+    stop: () => server.stop(),
+  };
+}
