@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';
 import { parse as parseYaml } from 'yaml';
 import { parseStrict } from '@orbit/spec/codec';
+import { redactDatabaseUrl } from './store/sql.ts';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 export type LogFormat = 'json' | 'pretty';
@@ -391,13 +392,3 @@ export function describeSettings(resolved: Resolved): Record<string, { value: un
   return out;
 }
 
-export function redactDatabaseUrl(url: string): string {
-  if (!url.startsWith('mysql://')) return url;
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'mysql://(unparsable url)';
-  }
-}

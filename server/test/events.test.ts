@@ -4,37 +4,14 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
+import { configure as configureAt, publish as publishAt, subscribe as subscribeAt, TASK } from './fixtures.ts';
 import { TestSocket } from './ws-client.ts';
 
-const TASK = '66666666666666666666666666666666';
+// The suite's own servers are TestServers; the shared fixtures take a base URL.
+const publish = (server: TestServer, token: string, queueId: string, n = 1, type = 'task.succeeded') => publishAt(server.url, token, queueId, n, type);
+const subscribe = (server: TestServer, token: string, queueId: string, extra: Record<string, unknown> = {}) => subscribeAt(server.url, token, queueId, extra);
+const configure = (server: TestServer, token: string, sub: { id: string }, enabled: boolean) => configureAt(server.url, token, sub.id, enabled);
 
-async function publish(server: TestServer, token: string, queueId: string, n = 1, type = 'task.succeeded'): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    const r = await api(server.url, 'POST', `/v1/queues/${queueId}/results`, { token, key: `p-${Math.random()}`, body: { type, task_id: TASK, task_revision: String(i + 1) } });
-    expect(r.status).toBe(201);
-  }
-}
-
-async function subscribe(server: TestServer, token: string, queueId: string, extra: Record<string, unknown> = {}): Promise<any> {
-  const r = await api(server.url, 'POST', '/v1/subscriptions', {
-    token,
-    key: `s-${Math.random()}`,
-    body: { name: `s${Math.random().toString(36).slice(2, 10)}`, queue_id: queueId, ...extra },
-    expect: 'validateSubscriptionResult',
-  });
-  expect(r.status).toBe(201);
-  return r.json.data.subscription;
-}
-
-async function configure(server: TestServer, token: string, sub: { id: string }, enabled: boolean): Promise<void> {
-  const current = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
-  const r = await api(server.url, 'POST', `/v1/subscriptions/${sub.id}:configure`, {
-    token,
-    key: `c-${Math.random()}`,
-    body: { expected_revision: current.json.data.revision, enabled, reason: 'test' },
-  });
-  expect(r.status).toBe(200);
-}
 
 describe.each(STORES)('events on %s', (kind) => {
   let server: TestServer;

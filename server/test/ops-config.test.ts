@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SETTING_NAMES, settingsMarkdown } from '../src/config.ts';
 import { METRICS } from '../src/ops/metrics.ts';
 import { api, freshDatabase, STORES } from './harness.ts';
-import { freePort, runOrbit, serveOrbit } from './ops-support.ts';
+import { freePort, runOrbit, serveOrbit } from './processes.ts';
 
 let dir: string;
 

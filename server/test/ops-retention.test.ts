@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
-import { publish, subscribe } from './ops-support.ts';
+import { publish, subscribe } from './fixtures.ts';
 import { TestSocket } from './ws-client.ts';
 
 describe.each(STORES)('periodic retention on %s', (kind) => {

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
 import { ALL_PERMISSIONS, api, eventually, freshDatabase, STORES, type TestDatabase } from './harness.ts';
-import { deliveries, publish, subscribe, TASK } from './ops-support.ts';
+import { deliveries, publish, subscribe, TASK } from './fixtures.ts';
 import { spawnServer, type ServerProcess } from './processes.ts';
 import { TestSocket } from './ws-client.ts';
 

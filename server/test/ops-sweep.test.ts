@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, startTestServer, STORES, type TestServer } from './harness.ts';
-import { configure, deliveries, publish, subscribe } from './ops-support.ts';
+import { configure, deliveries, publish, subscribe } from './fixtures.ts';
 import { TestSocket } from './ws-client.ts';
 
 const SWEEP_MS = 200;

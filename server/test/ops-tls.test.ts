@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parseStrict } from '@orbit/spec/codec';
 import { freshDatabase, startTestServer, STORES, type TestServer } from './harness.ts';
-import { selfSignedCertificate, serveOrbit, TASK } from './ops-support.ts';
+import { selfSignedCertificate, TASK } from './fixtures.ts';
+import { serveOrbit } from './processes.ts';
 
 interface Answer {
   readonly status: number;

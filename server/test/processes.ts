@@ -1,45 +1,61 @@
 /**
- * Real `orbit serve` processes for tests that need several nodes or kill a server: each listens on
- * a free loopback port that it reports in its first log line.
+ * Real `orbit` processes for tests: `orbit serve` on a loopback port it reports in its first log
+ * line (several nodes, kills, restarts, TLS), and one-shot CLI commands.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const ORBIT = fileURLToPath(new URL('../bin/orbit.mjs', import.meta.url));
+export const ORBIT_BIN = fileURLToPath(new URL('../bin/orbit.mjs', import.meta.url));
 
-/** A port that was free a moment ago, for a server that must come back on the same address. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `orbit ARGS` to completion (for commands that exit, or fail to start). */
+export function runOrbit(args: string[], env: Record<string, string> = {}, timeoutMs = 15_000): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    const child = spawn(process.execPath, [ORBIT_BIN, ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`orbit ${args.join(' ')} did not exit: ${stdout} ${stderr}`));
+    }, timeoutMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
     });
   });
 }
 
-export interface ServerProcess {
+/** The parent's environment without ORBIT_* settings, so a developer's shell cannot change a test. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ORBIT_') || k === 'ORBIT_TEST_MYSQL_URL'));
+}
+
+export interface OrbitProcess {
   readonly url: string;
   readonly child: ChildProcess;
   readonly output: string[];
-  /** Sends a signal and resolves with the exit code once the process is gone. */
+  text(): string;
+  exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}, timeoutMs = 20_000, listen = '127.0.0.1:0'): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [ORBIT, 'serve', '--listen', listen, '--database', databaseUrl], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Starts `orbit serve ARGS` and resolves with the URL of its "orbit is serving" line (http or https). */
+export async function serveOrbit(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<OrbitProcess> {
+  const child = spawn(process.execPath, [ORBIT_BIN, 'serve', ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${output.join('')}`)), timeoutMs);
     const onData = (chunk: Buffer) => {
       output.push(chunk.toString());
-      const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output.join(''));
+      const match = /"url":"(https?:\/\/127\.0\.0\.1:\d+)"/.exec(output.join(''));
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
@@ -56,9 +72,32 @@ export async function spawnServer(databaseUrl: string, env: Record<string, strin
     url,
     child,
     output,
+    text: () => output.join(''),
+    exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };
+}
+
+
+export type ServerProcess = OrbitProcess;
+
+/** `orbit serve` on a database; `listen` defaults to a free port chosen by the kernel. */
+export function spawnServer(databaseUrl: string, env: Record<string, string> = {}, timeoutMs = 20_000, listen = '127.0.0.1:0'): Promise<ServerProcess> {
+  return serveOrbit(['--listen', listen, '--database', databaseUrl], env, timeoutMs);
+}
+
+/** A free loopback port (bound, read, released). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
 }

@@ -5,7 +5,7 @@
  * bounded number of times with a short jittered pause.
  */
 import mysql from 'mysql2/promise';
-import type { Database, Row, Sql, TransactionOptions } from './sql.ts';
+import { redactDatabaseUrl, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
 
 const RETRYABLE_ERRNO = new Set([1213 /* deadlock */, 1205 /* lock wait timeout */]);
 
@@ -29,17 +29,6 @@ class Connection implements Sql {
   }
 }
 
-/** Hides the password in a connection URL. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'mysql://(unparsable url)';
-  }
-}
-
 export class MysqlDatabase implements Database {
   readonly dialect = 'mysql' as const;
   readonly description: string;
@@ -47,7 +36,7 @@ export class MysqlDatabase implements Database {
   private readonly direct: Connection;
 
   constructor(options: MysqlOptions) {
-    this.description = redactUrl(options.url);
+    this.description = redactDatabaseUrl(options.url);
     this.pool = mysql.createPool({
       uri: options.url,
       connectionLimit: options.connectionLimit ?? 16,

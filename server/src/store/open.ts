@@ -4,8 +4,8 @@
  * `mysql://user:pass@host:port/db`. A missing MySQL database is created.
  */
 import mysql from 'mysql2/promise';
-import { MysqlDatabase, redactUrl } from './mysql.ts';
-import type { Database } from './sql.ts';
+import { MysqlDatabase } from './mysql.ts';
+import { redactDatabaseUrl, type Database } from './sql.ts';
 import { SqliteDatabase } from './sqlite.ts';
 
 export async function openDatabase(url: string, options: { connectionLimit?: number } = {}): Promise<Database> {
@@ -17,7 +17,7 @@ export async function openDatabase(url: string, options: { connectionLimit?: num
   if (url.startsWith('mysql://')) {
     const parsed = new URL(url);
     const name = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
-    if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) throw new Error(`the MySQL URL needs a database name of letters, digits and _: ${redactUrl(url)}`);
+    if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) throw new Error(`the MySQL URL needs a database name of letters, digits and _: ${redactDatabaseUrl(url)}`);
     const server = new URL(url);
     server.pathname = '/';
     const admin = await mysql.createConnection({ uri: server.toString() });
@@ -28,5 +28,5 @@ export async function openDatabase(url: string, options: { connectionLimit?: num
     }
     return new MysqlDatabase({ url, ...(options.connectionLimit ? { connectionLimit: options.connectionLimit } : {}) });
   }
-  throw new Error(`unsupported database URL (use sqlite:PATH or mysql://…): ${redactUrl(url)}`);
+  throw new Error(`unsupported database URL (use sqlite:PATH or mysql://…): ${redactDatabaseUrl(url)}`);
 }

@@ -72,3 +72,15 @@ export function num(value: unknown): number {
 export function numOrNull(value: unknown): number | null {
   return value === null || value === undefined ? null : num(value);
 }
+
+/** A database URL fit for logs and errors: a MySQL password is replaced by `***`. */
+export function redactDatabaseUrl(url: string): string {
+  if (!url.startsWith('mysql://')) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'mysql://(unparsable url)';
+  }
+}
