@@ -62,26 +62,47 @@ export async function claim(db: Database, request: ClaimRequest): Promise<ClaimO
     const position = await logPosition(tx);
     if (subscription.cursorSequence < position.boundary) return { kind: 'history_expired' as const, boundary: position.boundary };
     await materialize(tx, subscription, position.head, now);
+    // Locked: a late ACK may be settling one of these PENDING rows right now.
     const candidates = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${request.max + 1}`,
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${request.max + 1}${PHRASES[tx.dialect].forUpdate}`,
       [subscription.id, now],
     );
-    const leased: { delivery: Delivery; secret: string }[] = [];
-    for (const candidate of candidates.slice(0, request.max).map(toDelivery)) {
-      if (!isClaimable(candidate, now)) continue;
-      const secret = newLeaseSecret();
-      const next = lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session: request.session });
-      const { changes } = await tx.run(
-        "UPDATE deliveries SET state = 'LEASED', lease_epoch = ?, lease_until = ?, lease_digest = ?, lease_session = ?, attempts = ?, revision = ? WHERE id = ? AND revision = ?",
-        [next.leaseEpoch.toString(), next.leaseUntil, next.leaseDigest, next.leaseSession, next.attempts, next.revision.toString(), next.id, candidate.revision.toString()],
-      );
-      if (changes === 1) leased.push({ delivery: next, secret });
-    }
+    const leased = candidates
+      .slice(0, request.max)
+      .map(toDelivery)
+      .filter((candidate) => isClaimable(candidate, now))
+      .map((candidate) => {
+        const secret = newLeaseSecret();
+        return { delivery: lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session: request.session }), secret };
+      });
+    await writeLeases(tx, leased.map((l) => l.delivery));
     const events = await eventsBySequence(tx, leased.map((l) => l.delivery.sequence));
     const items = leased.map((l) => ({ ...l, event: events.get(l.delivery.sequence)! }));
     return { kind: 'claimed' as const, items, more: candidates.length > request.max };
   });
   return outcome;
+}
+
+/** One statement for all leases of a claim: per-row values come from the domain's `lease`. */
+async function writeLeases(tx: Sql, deliveries: readonly Delivery[]): Promise<void> {
+  if (deliveries.length === 0) return;
+  const ids = deliveries.map((d) => d.id);
+  const byId = (value: (d: Delivery) => unknown) => ({
+    sql: `CASE id ${deliveries.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+    params: deliveries.flatMap((d) => [d.id, value(d)]),
+  });
+  const epoch = byId((d) => d.leaseEpoch.toString());
+  const digest = byId((d) => d.leaseDigest);
+  const attempts = byId((d) => d.attempts);
+  const revision = byId((d) => d.revision.toString());
+  const first = deliveries[0]!;
+  const { changes } = await tx.run(
+    `UPDATE deliveries SET state = 'LEASED', lease_until = ?, lease_session = ?, lease_epoch = ${epoch.sql}, lease_digest = ${digest.sql}, attempts = ${attempts.sql}, revision = ${revision.sql}
+      WHERE id IN (${ids.map(() => '?').join(', ')}) AND state = 'PENDING'`,
+    [first.leaseUntil, first.leaseSession, ...epoch.params, ...digest.params, ...attempts.params, ...revision.params, ...ids],
+  );
+  // The rows were read and locked in this transaction, so every one of them must change.
+  if (changes !== deliveries.length) throw new Error(`leased ${changes} of ${deliveries.length} deliveries; the claim is rolled back`);
 }
 
 async function recoverExpired(tx: Sql, subscriptionId: string, now: number, policy: RedeliveryPolicy): Promise<void> {
