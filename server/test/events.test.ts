@@ -131,6 +131,14 @@ describe.each(STORES)('events on %s', (kind) => {
       }
     });
 
+    it('MUST close a connection that sends a frame over 512 KiB (closed by ws with 1009)', async () => {
+      const sub = await subscribe(server, token, queueId);
+      const s = await open();
+      await s.hello(sub.id);
+      s.send('events.ping', { padding: 'x'.repeat(512 * 1024) });
+      expect((await s.waitClosed()).code).toBe(1009);
+    });
+
     it('SHOULD answer a sound envelope with a bad body with INVALID_ARGUMENT and keep the connection', async () => {
       const sub = await subscribe(server, token, queueId);
       const s = await open();
