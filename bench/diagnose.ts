@@ -1,0 +1,89 @@
+/**
+ * @module diagnose
+ * One end-to-end case with the engine's transactions timed from outside (the store's `claim` and
+ * the database's `transaction` are wrapped in this process; no server code changes) and MySQL's
+ * counters per event: how many claims, how many deliveries per claim, how long each transaction
+ * takes and waits for a pooled connection. Evidence for docs/benchmarks.md.
+ *
+ *   npx tsx bench/diagnose.ts [mysql|sqlite] [in-process|http] SUBS CONNS CAPACITY
+ */
+import { findPid } from './lib/machine.ts';
+import { freshDatabase, type StoreKind } from './lib/orbit.ts';
+import { median, percentile } from './lib/util.ts';
+import { WorkerClient } from './lib/worker-client.ts';
+import { E2eBench, type AppendMode } from './sections/e2e.ts';
+
+const [kind = 'mysql', mode = 'in-process', subs = '1', conns = '4', cap = '32'] = process.argv.slice(2);
+const consumer = await WorkerClient.start('consumer');
+const publisher = await WorkerClient.start('publisher');
+const db = await freshDatabase(kind as StoreKind);
+const bench = await E2eBench.start(db, consumer, publisher, kind === 'mysql' ? findPid('mariadbd') : null);
+const store = bench.server.orbit.store as any;
+const claims: { ms: number; items: number }[] = [];
+const txs: { ms: number }[] = [];
+let recording = false;
+const claim = store.claim.bind(store);
+store.claim = async (request: unknown) => {
+  const t0 = performance.now();
+  const outcome = await claim(request);
+  if (recording) claims.push({ ms: performance.now() - t0, items: outcome.kind === 'claimed' ? outcome.items.length : -1 });
+  return outcome;
+};
+const statements = new Map<string, number[]>();
+const key = (sql: string) => sql.replace(/\s+/g, ' ').replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)').replace(/SELECT .* FROM/, (m) => (m.length > 40 ? 'SELECT … FROM' : m)).slice(0, 90);
+const timed = (tx: any) => ({
+  dialect: tx.dialect,
+  async all(sql: string, params?: unknown[]) {
+    const t0 = performance.now();
+    try {
+      return await tx.all(sql, params);
+    } finally {
+      if (recording) (statements.get(key(sql)) ?? statements.set(key(sql), []).get(key(sql))!).push(performance.now() - t0);
+    }
+  },
+  async run(sql: string, params?: unknown[]) {
+    const t0 = performance.now();
+    try {
+      return await tx.run(sql, params);
+    } finally {
+      if (recording) (statements.get(key(sql)) ?? statements.set(key(sql), []).get(key(sql))!).push(performance.now() - t0);
+    }
+  },
+});
+const transaction = store.db.transaction.bind(store.db);
+store.db.transaction = async (fn: any, options: any) => {
+  const t0 = performance.now();
+  let started = 0;
+  try {
+    return await transaction((tx: any) => {
+      started = performance.now();
+      return fn(timed(tx));
+    }, options);
+  } finally {
+    if (recording) txs.push({ ms: performance.now() - t0, wait: started - t0 } as any);
+  }
+};
+try {
+  const c = { store: kind as StoreKind, mode: mode as AppendMode, subscriptions: Number(subs), connections: Number(conns), capacity: Number(cap) };
+  await bench.runOnce(c, { warmupMs: 500, measureMs: 1000, runs: 1 });
+  recording = true;
+  const sample = await bench.runOnce(c, { warmupMs: 750, measureMs: 3000, runs: 1 });
+  recording = false;
+  const seconds = 3.75 + 0; // claims/txs are recorded over warm-up + window
+  const nonEmpty = claims.filter((x) => x.items > 0);
+  console.log(JSON.stringify(c));
+  console.log(`events/s ${sample.eventsPerS.toFixed(0)}; cpu µs/event ${JSON.stringify(Object.fromEntries(Object.entries(sample.cpuUsPerEvent).map(([k, v]) => [k, Math.round(v)])))}`);
+  console.log(`db counters per event ${JSON.stringify(sample.countersPerEvent ?? {})}`);
+  console.log(`claims/s ${(claims.length / seconds).toFixed(0)} (empty ${claims.filter((x) => x.items === 0).length}), items per non-empty claim median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}`);
+  console.log(`transaction start wait (pool + BEGIN) ms p50 ${percentile(txs.map((x: any) => x.wait), 50).toFixed(2)} p99 ${percentile(txs.map((x: any) => x.wait), 99).toFixed(2)}`);
+  console.log('statements (count/s, p50 ms, p99 ms, total ms/s):');
+  for (const [sql, times] of [...statements].sort((a, b) => b[1].reduce((x, y) => x + y, 0) - a[1].reduce((x, y) => x + y, 0))) {
+    console.log(`  ${(times.length / seconds).toFixed(0).padStart(6)} ${percentile(times, 50).toFixed(2).padStart(7)} ${percentile(times, 99).toFixed(2).padStart(7)} ${(times.reduce((x, y) => x + y, 0) / seconds).toFixed(0).padStart(6)}  ${sql}`);
+  }
+  console.log(`claim ms p50 ${percentile(claims.map((x) => x.ms), 50).toFixed(2)} p99 ${percentile(claims.map((x) => x.ms), 99).toFixed(2)}; all transactions/s ${(txs.length / seconds).toFixed(0)}, ms p50 ${percentile(txs.map((x) => x.ms), 50).toFixed(2)} p99 ${percentile(txs.map((x) => x.ms), 99).toFixed(2)}`);
+} finally {
+  await bench.close();
+  await db.drop();
+  await consumer.stop();
+  await publisher.stop();
+}

@@ -1,0 +1,151 @@
+/**
+ * @module
+ * Orbit setups for the benchmark: fresh databases on both stores, the server in this process
+ * (`startServer`, what `orbit serve` runs) or as real `orbit serve` processes, and fixtures
+ * (credentials, subscriptions) made through the store's own API.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+import { loadSettings } from '../../server/src/config.ts';
+import { startServer, type RunningServer } from '../../server/src/server.ts';
+import type { Store } from '../../server/src/store/store.ts';
+import type { BootstrapResult } from '../../server/src/store/principal.ts';
+import { withTimeout } from './util.ts';
+
+export type StoreKind = 'mysql' | 'sqlite';
+
+export const MYSQL_ROOT = process.env.ORBIT_BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
+
+export interface BenchDatabase {
+  readonly kind: StoreKind;
+  readonly url: string;
+  /** MySQL database name (for direct bulk loads); the SQLite file path otherwise. */
+  readonly name: string;
+  drop(): Promise<void>;
+}
+
+export async function freshDatabase(kind: StoreKind): Promise<BenchDatabase> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'orbit-bench-'));
+    const file = join(dir, 'orbit.db');
+    return { kind, url: `sqlite:${file}`, name: file, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `orbit_bench_${randomBytes(5).toString('hex')}`;
+  return {
+    kind,
+    url: `${MYSQL_ROOT}/${name}`,
+    name,
+    async drop() {
+      const conn = await mysql.createConnection({ uri: MYSQL_ROOT });
+      try {
+        await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      } finally {
+        await conn.end();
+      }
+    },
+  };
+}
+
+export interface ServerErrors {
+  count: number;
+  samples: string[];
+}
+
+/** `startServer` in this process on a free loopback port; logged errors are collected. */
+export async function startInProcess(db: BenchDatabase, env: Record<string, string> = {}): Promise<{ server: RunningServer; errors: ServerErrors }> {
+  const settings = loadSettings(env, { listen: '127.0.0.1:0', databaseUrl: db.url });
+  const errors: ServerErrors = { count: 0, samples: [] };
+  const server = await startServer(settings, (level, message, fields) => {
+    if (level !== 'warn' && level !== 'error') return;
+    errors.count++;
+    if (errors.samples.length < 5) errors.samples.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`.slice(0, 400));
+  });
+  return { server, errors };
+}
+
+export const ALL_PERMISSIONS = ['events:manage', 'events:read', 'events:consume', 'results:publish'];
+
+export function bootstrap(store: Store, namespace: string, queues: string[] = ['q'], application = 'bench-app'): Promise<BootstrapResult> {
+  return store.bootstrap({ namespace, application, queues, permissions: ALL_PERMISSIONS });
+}
+
+/** Creates a subscription through the store (the same code path as `POST /v1/subscriptions`). */
+export async function createSubscription(
+  store: Store,
+  token: string,
+  input: { name: string; queue_id: string; max_pending?: number; from_sequence?: string },
+): Promise<string> {
+  const principal = await store.authenticate(token);
+  if (!principal) throw new Error('bench credential did not authenticate');
+  const receipt = await store.createSubscription(principal, `bench-${input.name}-${randomBytes(6).toString('hex')}`, randomBytes(32).toString('hex'), input);
+  const data = receipt.data as { subscription?: { id: string } };
+  if (receipt.status !== 201 || !data.subscription) throw new Error(`subscription not created: ${JSON.stringify(receipt)}`);
+  return data.subscription.id;
+}
+
+export interface OrbitProcess {
+  readonly url: string;
+  readonly pid: number;
+  readonly child: ChildProcess;
+  readonly output: string[];
+  stop(): Promise<void>;
+}
+
+const ORBIT_BIN = fileURLToPath(new URL('../../server/bin/orbit.mjs', import.meta.url));
+/**
+ * `orbit serve` with `--expose-gc` and a SIGUSR2 handler that collects garbage (memory section).
+ * `--max-semi-space-size=1` keeps V8's young generation at its initial size: after a burst of
+ * allocation (128 upgrades) it would otherwise grow by up to 3 × 16 MiB and shrink again only when
+ * V8's memory reducer runs, seconds later and not predictably, which would make RSS measure the
+ * burst rather than the sessions. The old generation, native memory and buffers are unaffected.
+ */
+const GC_LAUNCHER = fileURLToPath(new URL('../serve-gc.mjs', import.meta.url));
+
+/** A real `orbit serve` process on a free loopback port (read from its first log line). */
+export async function spawnOrbit(databaseUrl: string, env: Record<string, string> = {}, options: { gcLauncher?: boolean } = {}): Promise<OrbitProcess> {
+  const args = options.gcLauncher ? ['--expose-gc', '--max-semi-space-size=1', GC_LAUNCHER] : [ORBIT_BIN];
+  const child = spawn(process.execPath, [...args, 'serve', '--listen', '127.0.0.1:0', '--database', databaseUrl], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`orbit serve did not start: ${output.join('')}`)), 30_000);
+    const onData = (chunk: Buffer) => {
+      output.push(chunk.toString());
+      if (output.length > 200) output.splice(0, output.length - 200);
+      const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output.join(''));
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`orbit serve exited with ${code}: ${output.join('')}`));
+    });
+  });
+  return {
+    url,
+    pid: child.pid!,
+    child,
+    output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      try {
+        await withTimeout(exited, 10_000, 'orbit serve shutdown');
+      } catch {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}

@@ -1,0 +1,417 @@
+/**
+ * @module bench
+ * `npm run bench` (not part of `npm test`): Orbit's end-to-end throughput on MySQL and SQLite next
+ * to NATS JetStream in the same run, publish→deliver latency on one and two nodes, management API
+ * requests/s against a bare route, idle-session memory and growth with a large log. Prints ONE
+ * table and writes `bench/results.json`. Method and limits: docs/benchmarks.md.
+ *
+ *   npm run bench                      # full run, 3 runs per figure (median), < 10 minutes
+ *   npm run bench -- --quick           # smoke run, 1 run per figure, about 2 minutes
+ *   npm run bench -- --sections e2e,jetstream --only "mysql in-process 1 sub × 4 conn"
+ *
+ * Profiling one case: node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx scripts/bench.ts
+ *   --sections e2e --only "mysql in-process 1 sub × 4 conn × cap 32"; then
+ *   npx tsx bench/profile-summary.ts bench/profiles/<file>.cpuprofile
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { findPid, machineInfo } from '../bench/lib/machine.ts';
+import type { Timing } from '../bench/lib/measure.ts';
+import { freshDatabase, MYSQL_ROOT, type BenchDatabase, type StoreKind } from '../bench/lib/orbit.ts';
+import { PAYLOAD_BYTES } from '../bench/lib/payload.ts';
+import { renderTable, type Bar, type Row } from '../bench/lib/report.ts';
+import { fmt, median, now } from '../bench/lib/util.ts';
+import { WorkerClient } from '../bench/lib/worker-client.ts';
+import { caseLabel, E2eBench, SHAPES, type AppendMode, type E2eCase, type E2eResult } from '../bench/sections/e2e.ts';
+import { growthBench } from '../bench/sections/growth.ts';
+import { JetStreamBench, NATS_URL, WINDOW, type JsResult } from '../bench/sections/jetstream.ts';
+import { oneNodeLatency, twoNodeLatency, type LatencyResult } from '../bench/sections/latency.ts';
+import { CONCURRENCY, managementBench } from '../bench/sections/management.ts';
+import { IDLE_SESSIONS, memoryBench } from '../bench/sections/memory.ts';
+
+const SECTIONS = ['jetstream', 'e2e', 'latency', 'management', 'memory', 'growth'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const { values: options } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    sections: { type: 'string' },
+    only: { type: 'string' },
+    stores: { type: 'string' },
+    output: { type: 'string' },
+    'sqlite-growth': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+
+if (options.help) {
+  console.log(`usage: npm run bench -- [--quick] [--sections ${SECTIONS.join(',')}] [--stores mysql,sqlite] [--only TEXT] [--sqlite-growth] [--output FILE]`);
+  process.exit(0);
+}
+
+const quick = options.quick;
+const sections = new Set<Section>((options.sections?.split(',').map((s) => s.trim()) ?? [...SECTIONS]) as Section[]);
+for (const s of sections) if (!SECTIONS.includes(s)) throw new Error(`unknown section ${s}; known: ${SECTIONS.join(', ')}`);
+const stores = (options.stores?.split(',').map((s) => s.trim()) ?? ['mysql', 'sqlite']) as StoreKind[];
+const only = options.only;
+const selected = (label: string) => only === undefined || label.includes(only);
+const output = options.output ?? fileURLToPath(new URL('../bench/results.json', import.meta.url));
+
+/** Full: median of 3 runs of 0.75 s warm-up + 2 s window. Quick: one run of 0.4 s + 1 s. */
+const E2E: Timing = quick ? { warmupMs: 400, measureMs: 1000, runs: 1 } : { warmupMs: 750, measureMs: 2000, runs: 3 };
+const MGMT: Timing = quick ? { warmupMs: 300, measureMs: 1000, runs: 1 } : { warmupMs: 500, measureMs: 2000, runs: 3 };
+const LATENCY_SAMPLES = quick ? { one: 100, two: 40 } : { one: 400, two: 150 };
+const GROWTH_RESULTS = quick ? 100_000 : 1_000_000;
+const GROWTH_HISTORY = quick ? 20_000 : 100_000;
+const MEMORY_REPEATS = quick ? 1 : 3;
+const MEMORY_SETTLE = { settleMs: 10_000, samples: 4 };
+
+const rows: Row[] = [];
+const bars: Bar[] = [];
+const problems: string[] = [];
+const started = now();
+
+function log(text: string): void {
+  process.stderr.write(`[bench ${((now() - started) / 1000).toFixed(0).padStart(3)} s] ${text}\n`);
+}
+
+/** MySQL statements and commits per event (from global status), for the notes column. */
+function counterNote(counters: Record<string, number> | undefined): string {
+  if (!counters) return '';
+  return `${counters.statements?.toFixed(1)} stmt, ${counters.commits?.toFixed(2)} commits, ${counters.fsyncs?.toFixed(2)} fsyncs /ev`;
+}
+
+function roundCpu(cpu: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(cpu).filter(([, v]) => Number.isFinite(v)).map(([k, v]) => [k, Math.round(v)]));
+}
+
+/** The commit measured (read-only git), with `+dirty` when server/ has uncommitted changes. */
+function gitRevision(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', timeout: 5000 }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'server'], { encoding: 'utf8', timeout: 5000 }).trim() !== '';
+    return dirty ? `${head}+dirty` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+async function preflight(): Promise<void> {
+  const mysql = await import('mysql2/promise');
+  try {
+    const conn = await mysql.default.createConnection({ uri: MYSQL_ROOT, connectTimeout: 3000 });
+    await conn.end();
+  } catch (error) {
+    throw new Error(`MariaDB is not reachable at ${MYSQL_ROOT} (${String(error)}); start it: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql`);
+  }
+  const { connect } = await import('nats');
+  try {
+    const nc = await connect({ servers: NATS_URL, timeout: 3000 });
+    const jsm = await nc.jetstreamManager();
+    await jsm.getAccountInfo();
+    await nc.close();
+  } catch (error) {
+    throw new Error(`NATS JetStream is not reachable at ${NATS_URL} (${String(error)}); start it: start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server`);
+  }
+}
+
+const databases: BenchDatabase[] = [];
+async function database(kind: StoreKind): Promise<BenchDatabase> {
+  const db = await freshDatabase(kind);
+  databases.push(db);
+  return db;
+}
+
+async function main(): Promise<void> {
+  await preflight();
+  const machine = await machineInfo(MYSQL_ROOT);
+  const revision = gitRevision();
+  const loadBefore = os.loadavg().map((l) => Number(l.toFixed(2)));
+  if (loadBefore[0]! > 0.5 * machine.cpus) log(`WARNING: load average ${loadBefore.join(' ')} on ${machine.cpus} CPUs: other work is running, figures will be noisy`);
+  log(`${machine.cpus} CPUs, ${machine.memory_gib} GiB, MariaDB ${machine.mariadb}, ${machine.nats_server}, Node ${machine.node}; revision ${revision}; ${quick ? 'quick' : 'full'} run`);
+  const consumer = await WorkerClient.start('consumer');
+  const publisher = await WorkerClient.start('publisher');
+  const mariadbPid = findPid('mariadbd') ?? findPid('mysqld');
+  const jetstream: Partial<Record<'window' | 'single', JsResult>> = {};
+  const e2e: E2eResult[] = [];
+  try {
+    // --- the peer, first, so every Orbit row can show its ratio -------------------------------
+    if (sections.has('jetstream')) {
+      const js = await JetStreamBench.start(consumer);
+      try {
+        for (const mode of ['window', 'single'] as const) {
+          const label = mode === 'window' ? `durable pull, ackAck, ${WINDOW} outstanding` : 'durable pull, ackAck, one at a time';
+          log(`jetstream ${label}`);
+          const result = await js.runMode(mode, E2E);
+          jetstream[mode] = result;
+          rows.push({
+            section: 'jetstream',
+            case: label,
+            value: result.eventsPerS,
+            unit: 'events/s',
+            runs: result.runs.map((r) => Math.round(r.eventsPerS)),
+            events_per_s: Math.round(result.eventsPerS),
+            cpu_us_per_event: roundCpu(result.median.cpuUsPerEvent),
+            notes: 'file store; no fsync per message (default sync every 2 min)',
+            extra: { server_version: js.serverVersion, payload_bytes: PAYLOAD_BYTES },
+          });
+          if (result.median.consumerErrors.length) problems.push(`jetstream ${mode}: ${result.median.consumerErrors.join('; ')}`);
+        }
+      } finally {
+        await js.close();
+      }
+    }
+
+    // --- end to end ---------------------------------------------------------------------------
+    if (sections.has('e2e')) {
+      for (const kind of stores) {
+        const cases: E2eCase[] = [];
+        for (const mode of ['in-process', 'http'] as AppendMode[]) for (const shape of SHAPES) cases.push({ store: kind, mode, ...shape });
+        const wanted = cases.filter((c) => selected(`${c.store} ${c.mode} ${caseLabel(c)}`));
+        if (wanted.length === 0) continue;
+        const bench = await E2eBench.start(await database(kind), consumer, publisher, kind === 'mysql' ? mariadbPid : null);
+        try {
+          // Warm-up run (not recorded): JIT, connection pools, statement caches.
+          await bench.runOnce({ store: kind, mode: 'in-process', subscriptions: 1, connections: 4, capacity: 32 }, { warmupMs: 300, measureMs: 700, runs: 1 });
+          for (const c of wanted) {
+            const label = `${c.store} ${c.mode} ${caseLabel(c)}`;
+            const result = await bench.runCase(c, E2E);
+            e2e.push(result);
+            const reference = c.capacity === 1 ? jetstream.single : jetstream.window;
+            const ratio = reference ? result.eventsPerS / reference.eventsPerS : undefined;
+            log(`e2e ${label}: ${fmt(result.eventsPerS)} events/s${ratio !== undefined ? ` (${ratio.toFixed(2)}× JetStream)` : ''}`);
+            rows.push({
+              section: 'end-to-end',
+              case: label,
+              value: result.eventsPerS,
+              unit: 'events/s',
+              runs: result.runs.map((r) => Math.round(r.eventsPerS)),
+              events_per_s: Math.round(result.eventsPerS),
+              ...(ratio !== undefined ? { ratio_vs_jetstream: Number(ratio.toFixed(3)), jetstream_reference: c.capacity === 1 ? '1-by-1' : `win${WINDOW}` } : {}),
+              cpu_us_per_event: roundCpu(result.median.cpuUsPerEvent),
+              notes: counterNote(result.median.countersPerEvent),
+              ...(result.median.countersPerEvent ? { extra: { mysql_per_event: result.median.countersPerEvent } } : {}),
+            });
+            for (const r of result.runs) if (r.consumerErrors.length) problems.push(`${label}: consumer saw ${r.consumerErrors.join('; ')}`);
+            if (result.serverErrors.length) problems.push(`${label}: server logged ${result.serverErrors.join('; ')}`);
+          }
+        } finally {
+          await bench.close();
+        }
+      }
+    }
+
+    // --- latency ------------------------------------------------------------------------------
+    const latencies: LatencyResult[] = [];
+    if (sections.has('latency')) {
+      for (const kind of stores) {
+        if (!selected(`${kind} one node`)) continue;
+        log(`latency ${kind} one node`);
+        latencies.push(await oneNodeLatency(kind, LATENCY_SAMPLES.one));
+      }
+      if (stores.includes('mysql') && selected('mysql two nodes')) {
+        log('latency mysql two nodes');
+        latencies.push(await twoNodeLatency(LATENCY_SAMPLES.two));
+      }
+      for (const l of latencies) {
+        const two = l.label.includes('two');
+        for (const [stat, value] of [['p50', l.p50], ['p99', l.p99], ['max', l.max]] as const) {
+          rows.push({
+            section: 'latency',
+            case: `${l.label} commit→deliver ${stat}`,
+            value,
+            unit: 'ms',
+            notes: stat === 'p50' ? `${l.samples} samples${l.missing ? `, ${l.missing} MISSING` : ''}${two ? '; node B polls the head every 250 ms' : ''}` : '',
+          });
+        }
+        if (l.missing) problems.push(`${l.label}: ${l.missing} latency samples never arrived`);
+        if (l.errors.length) problems.push(`${l.label}: ${l.errors.join('; ')}`);
+      }
+    }
+
+    // --- management API ------------------------------------------------------------------------
+    if (sections.has('management')) {
+      for (const kind of stores) {
+        if (!selected(`${kind} management`)) continue;
+        log(`management ${kind}`);
+        const results = await managementBench(await database(kind), publisher, kind === 'mysql' ? mariadbPid : null, MGMT);
+        const bare = results.find((r) => r.route === 'bare')!;
+        for (const r of results) {
+          const label = r.route === 'bare' ? 'GET bare Hono route + bearer lookup' : r.route === 'get' ? 'GET /v1/subscriptions/{id}' : 'POST /v1/subscriptions';
+          rows.push({
+            section: 'management',
+            case: `${kind} ${label} @${CONCURRENCY}`,
+            value: r.rps,
+            unit: 'req/s',
+            runs: r.runs.map(Math.round),
+            ...(r.route === 'bare' ? {} : { ratio: Number((r.rps / bare.rps).toFixed(3)), ratio_to: 'bare' }),
+            cpu_us_per_event: roundCpu(r.cpuUsPerRequest),
+            notes: `${r.failures ? `${r.failures} FAILED; ` : ''}${r.capped ? 'ran out of namespaces early; ' : ''}cpu per request`,
+          });
+          if (r.failures) problems.push(`management ${kind} ${r.route}: ${r.failures} failed requests`);
+        }
+      }
+    }
+
+    // --- memory -------------------------------------------------------------------------------
+    let memoryMysql: number | undefined;
+    if (sections.has('memory') && stores.includes('mysql') && selected('mysql memory')) {
+      log(`memory mysql (orbit serve process × ${MEMORY_REPEATS})`);
+      const repeats = [];
+      for (let i = 0; i < MEMORY_REPEATS; i++) repeats.push(await memoryBench('mysql', IDLE_SESSIONS, MEMORY_SETTLE));
+      const m = repeats[0]!;
+      memoryMysql = median(repeats.map((r) => r.perSessionKiB));
+      rows.push({ section: 'memory', case: 'mysql orbit serve RSS, 0 sessions', value: median(repeats.map((r) => r.rss0KiB)) / 1024, unit: 'MiB' });
+      rows.push({ section: 'memory', case: `mysql orbit serve RSS, ${m.sessions} idle sessions`, value: median(repeats.map((r) => r.rssNKiB)) / 1024, unit: 'MiB' });
+      rows.push({
+        section: 'memory',
+        case: 'mysql RSS per idle session',
+        value: memoryMysql,
+        unit: 'KiB',
+        runs: repeats.map((r) => Number(r.perSessionKiB.toFixed(1))),
+        notes: `V8 live heap ${median(repeats.map((r) => r.heapUsedPerSessionKiB)).toFixed(1)} KiB/session${MEMORY_REPEATS > 1 ? `; median of ${MEMORY_REPEATS} processes` : ''}`,
+        extra: { repeats },
+      });
+    }
+
+    // --- growth -------------------------------------------------------------------------------
+    // MySQL always; SQLite only with --sqlite-growth (it fits, but would push a full run close to
+    // the 10-minute budget on a 2-core machine).
+    let growthRatio: number | undefined;
+    const growthStores = stores.filter((k) => k === 'mysql' || options['sqlite-growth']);
+    for (const kind of sections.has('growth') ? growthStores : []) {
+      if (!selected(`${kind} growth`)) continue;
+      log(`growth ${kind}: empty log, then ${GROWTH_RESULTS.toLocaleString('en-US')} results + 100 subscriptions`);
+      const g = await growthBench({
+        emptyDb: await database(kind),
+        grownDb: await database(kind),
+        consumer,
+        publisher,
+        dbPid: kind === 'mysql' ? mariadbPid : null,
+        timing: E2E,
+        results: GROWTH_RESULTS,
+        history: GROWTH_HISTORY,
+        onProgress: log,
+      });
+      if (kind === 'mysql') growthRatio = g.ratio;
+      const label = `${kind} in-process 1 sub × 4 conn × cap 32`;
+      rows.push({
+        section: 'growth',
+        case: `${label}, empty log`,
+        value: g.empty.eventsPerS,
+        unit: 'events/s',
+        runs: g.empty.runs.map((r) => Math.round(r.eventsPerS)),
+        events_per_s: Math.round(g.empty.eventsPerS),
+        cpu_us_per_event: roundCpu(g.empty.median.cpuUsPerEvent),
+        notes: counterNote(g.empty.median.countersPerEvent),
+      });
+      rows.push({
+        section: 'growth',
+        case: `${label}, ${GROWTH_RESULTS >= 1_000_000 ? `${GROWTH_RESULTS / 1_000_000}M` : `${GROWTH_RESULTS / 1000}k`} results + 100 subs`,
+        value: g.grown.eventsPerS,
+        unit: 'events/s',
+        runs: g.grown.runs.map((r) => Math.round(r.eventsPerS)),
+        events_per_s: Math.round(g.grown.eventsPerS),
+        ratio: Number(g.ratio.toFixed(3)),
+        ratio_to: 'empty',
+        cpu_us_per_event: roundCpu(g.grown.median.cpuUsPerEvent),
+        notes: `${kind === 'mysql' ? `${counterNote(g.grown.median.countersPerEvent)}; ` : ''}prefill ${g.prefillSeconds.toFixed(0)} s`,
+        extra: { prefill_seconds: g.prefillSeconds, mysql_per_event: g.grown.median.countersPerEvent, empty_mysql_per_event: g.empty.median.countersPerEvent },
+      });
+      if (g.withHistory) {
+        const h = g.withHistory;
+        rows.push({
+          section: 'growth',
+          case: `${label}, + subscription with ${GROWTH_HISTORY / 1000}k ACKED deliveries`,
+          value: h.eventsPerS,
+          unit: 'events/s',
+          runs: h.runs.map((r) => Math.round(r.eventsPerS)),
+          events_per_s: Math.round(h.eventsPerS),
+          ratio: Number((h.eventsPerS / g.empty.eventsPerS).toFixed(3)),
+          ratio_to: 'empty',
+          cpu_us_per_event: roundCpu(h.median.cpuUsPerEvent),
+          notes: ['not a bar: a long-lived subscription', counterNote(h.median.countersPerEvent)].filter(Boolean).join('; '),
+          ...(h.median.countersPerEvent ? { extra: { mysql_per_event: h.median.countersPerEvent } } : {}),
+        });
+      }
+      for (const r of [g.empty, g.grown, ...(g.withHistory ? [g.withHistory] : [])]) if (r.serverErrors.length) problems.push(`growth ${kind}: server logged ${r.serverErrors.join('; ')}`);
+    }
+
+    // --- bars ---------------------------------------------------------------------------------
+    const find = (label: string) => e2e.find((r) => `${r.c.store} ${r.c.mode} ${caseLabel(r.c)}` === label);
+    const m4 = find('mysql in-process 1 sub × 4 conn × cap 32');
+    const m16 = find('mysql in-process 1 sub × 16 conn × cap 32');
+    const jsw = jetstream.window?.eventsPerS;
+    if (m4 && jsw) {
+      const ratio = m4.eventsPerS / jsw;
+      bars.push({ name: 'e2e mysql 4 conn × cap 32 vs JetStream windowed AckSync', target: '≥ 0.25×', actual: `${ratio.toFixed(2)}×`, pass: ratio >= 0.25 });
+    }
+    if (m4 && m16) bars.push({ name: '16 competing conns on 1 sub vs 4 conns (mysql, cap 32)', target: '≥ 1.00×', actual: `${(m16.eventsPerS / m4.eventsPerS).toFixed(2)}×`, pass: m16.eventsPerS >= m4.eventsPerS });
+    for (const kind of stores) {
+      const l = latencies.find((x) => x.label === `${kind} one node`);
+      if (l) bars.push({ name: `publish→deliver p99, one node (${kind})`, target: '< 25 ms', actual: `${l.p99.toFixed(1)} ms`, pass: l.p99 < 25 && l.missing === 0 });
+    }
+    if (growthRatio !== undefined) bars.push({ name: `growth: ${GROWTH_RESULTS.toLocaleString('en-US')} results + 100 subs vs empty (mysql)`, target: '≥ 0.80×', actual: `${growthRatio.toFixed(2)}×`, pass: growthRatio >= 0.8 });
+    // A negative figure means RSS noise exceeded the sessions' memory: no verdict.
+    if (memoryMysql !== undefined) bars.push({ name: 'idle session RSS (mysql, orbit serve)', target: '≤ 50 KiB', actual: `${memoryMysql.toFixed(1)} KiB`, pass: memoryMysql < 0 ? null : memoryMysql <= 50 });
+
+    // --- output -------------------------------------------------------------------------------
+    const table = renderTable(rows, bars);
+    console.log(table);
+    console.log(
+      `\ncpu µs/ev: CPU time per event (or request) by process: s = this process (server, and the in-process appender), d = mariadbd, c = consumer worker, p = publisher/load worker, n = nats-server.\n` +
+        `Ratios: capacity-32 rows vs JetStream ${WINDOW} outstanding; capacity-1 rows vs JetStream one at a time. JetStream does not fsync each message by default; Orbit's commits are durable.`,
+    );
+    if (problems.length) console.log(`\nproblems:\n- ${problems.join('\n- ')}`);
+    const duration = (now() - started) / 1000;
+    console.log(`\n${quick ? 'quick' : 'full'} run of ${revision} in ${duration.toFixed(0)} s; load average before ${loadBefore.join(' ')}, after ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; results in ${output}`);
+    mkdirSync(new URL('../bench/', import.meta.url), { recursive: true });
+    writeFileSync(
+      output,
+      JSON.stringify(
+        {
+          generated_at: new Date().toISOString(),
+          mode: quick ? 'quick' : 'full',
+          revision,
+          duration_s: Number(duration.toFixed(1)),
+          machine: { ...machine, loadavg_before: loadBefore, loadavg_after: os.loadavg().map((l) => Number(l.toFixed(2))) },
+          method: {
+            e2e: { ...E2E, statistic: E2E.runs > 1 ? `median of ${E2E.runs} runs` : 'single run', payload_bytes: PAYLOAD_BYTES, consumers: 'raw ws clients in a child process; server and in-process appender in the bench process; HTTP publisher in a second child process (16 in flight)' },
+            jetstream: { windowed: WINDOW, ack: 'ackAck (AckSync)', storage: 'file', publisher: 'bench process, 32 publishes in flight', consumer: 'same child process as the Orbit consumers' },
+            management: { ...MGMT, concurrency: CONCURRENCY, load: 'closed loop, keep-alive, in a child process' },
+            latency: LATENCY_SAMPLES,
+            growth: { results: GROWTH_RESULTS, subscriptions: 100, long_lived_subscription_acked: GROWTH_HISTORY },
+            memory: { sessions: IDLE_SESSIONS, settle: MEMORY_SETTLE },
+          },
+          rows,
+          bars,
+          problems,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
+  } finally {
+    await consumer.stop();
+    await publisher.stop();
+    for (const db of databases) await db.drop().catch((error: unknown) => log(`could not drop ${db.name}: ${String(error)}`));
+  }
+}
+
+const watchdog = setTimeout(() => {
+  console.error('bench: hard time limit (15 minutes) reached; exiting');
+  process.exit(3);
+}, 15 * 60_000);
+watchdog.unref();
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`bench failed: ${String((error as Error)?.stack ?? error)}`);
+    process.exit(1);
+  },
+);
