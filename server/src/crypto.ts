@@ -6,14 +6,32 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { encodeBase64url, LEASE_SECRET_BYTES } from '@orbit/spec/codec';
 
+/**
+ * Random bytes drawn from a pooled buffer: one call to the kernel's generator serves many ids and
+ * secrets (a claim makes dozens). Each slice is handed out once and never reused.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let offset = 0;
+
+function random(bytes: number): Buffer {
+  if (offset + bytes > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    offset = 0;
+  }
+  const slice = pool.subarray(offset, offset + bytes);
+  offset += bytes;
+  return slice;
+}
+
 /** A 32-character lower-case hex identifier (128 random bits). */
 export function newId(): string {
-  return randomBytes(16).toString('hex');
+  return random(16).toString('hex');
 }
 
 /** A lease secret: 32 random bytes, base64url without padding (43 characters). */
 export function newLeaseSecret(): string {
-  return encodeBase64url(randomBytes(LEASE_SECRET_BYTES));
+  return encodeBase64url(random(LEASE_SECRET_BYTES));
 }
 
 const TOKEN_PREFIX = 'orbit_';

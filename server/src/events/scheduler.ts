@@ -72,6 +72,15 @@ export class ClaimPool {
     this.schedule();
   }
 
+  /**
+   * Runs a scan round without marking anything: for a claimant that can take more again (an ACK
+   * freed capacity, a write finished). A subscription whose last claim found everything it had
+   * stays clean, so no empty claim follows every ACK.
+   */
+  wake(): void {
+    this.schedule();
+  }
+
   markAllDirty(): void {
     for (const subs of this.claimants.values()) for (const id of subs.keys()) this.dirty.add(id);
     this.schedule();

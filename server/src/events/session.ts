@@ -40,6 +40,8 @@ export class Session implements Claimant {
   readonly applicationId: string;
   private capacity = 0;
   private enabled = true;
+  /** The last claim found max_pending reached with results still waiting. */
+  private backlogFull = false;
   /** Deliveries this connection holds: id → lease deadline. */
   private readonly held = new Map<string, number>();
   private reading = 0;
@@ -89,6 +91,7 @@ export class Session implements Claimant {
     this.deps.hooks?.claimed(outcome.kind === 'claimed' && outcome.items.length === 0 ? 'empty' : outcome.kind);
     switch (outcome.kind) {
       case 'claimed':
+        this.backlogFull = outcome.full;
         for (const item of outcome.items) {
           this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
           this.send(deliverFrame(this.sessionId, item));
@@ -190,7 +193,11 @@ export class Session implements Claimant {
       this.send(errorFrame({ code: 'DELIVERY_LEASE_LOST', message: 'this proof was replaced by a newer delivery or is not valid', replyTo: frame.message_id, sessionId: this.sessionId ?? undefined }));
       return;
     }
-    if (this.held.delete(frame.body.delivery_id)) this.deps.pool.markDirty(this.subscriptionId);
+    // An ACK frees capacity here; when the backlog was full it also frees room for results
+    // waiting to be materialized, which only a new claim can pick up.
+    const freed = this.held.delete(frame.body.delivery_id);
+    if (outcome.kind === 'acknowledged' && this.backlogFull) this.deps.pool.markDirty(this.subscriptionId);
+    else if (freed) this.deps.pool.wake();
     this.send(
       ackReplyFrame({
         replyTo: frame.message_id,
@@ -231,7 +238,7 @@ export class Session implements Claimant {
       clearTimeout(timer);
       this.writing--;
       if (error) this.onClosed();
-      else if (this.writing < WRITE_QUEUE && this.sessionId !== null) this.deps.pool.markDirty(this.subscriptionId);
+      else if (this.writing < WRITE_QUEUE && this.sessionId !== null) this.deps.pool.wake();
     });
   }
 

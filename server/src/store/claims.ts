@@ -27,7 +27,14 @@ export interface Claimed {
 }
 
 export type ClaimOutcome =
-  | { readonly kind: 'claimed'; readonly items: Claimed[]; /** whether more may be ready right now */ readonly more: boolean }
+  | {
+      readonly kind: 'claimed';
+      readonly items: Claimed[];
+      /** Whether more deliveries are ready right now. */
+      readonly more: boolean;
+      /** Whether matching results wait for room below max_pending. */
+      readonly full: boolean;
+    }
   | { readonly kind: 'paused' }
   | { readonly kind: 'retired' }
   | { readonly kind: 'history_expired'; readonly boundary: bigint };
@@ -61,7 +68,7 @@ export async function claim(db: Database, request: ClaimRequest): Promise<ClaimO
     await recoverExpired(tx, subscription.id, now, request.policy);
     const position = await logPosition(tx);
     if (subscription.cursorSequence < position.boundary) return { kind: 'history_expired' as const, boundary: position.boundary };
-    await materialize(tx, subscription, position.head, now);
+    const cursor = await materialize(tx, subscription, position.head, now);
     // Locked: a late ACK may be settling one of these PENDING rows right now.
     const candidates = await tx.all(
       `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${request.max + 1}${PHRASES[tx.dialect].forUpdate}`,
@@ -78,7 +85,11 @@ export async function claim(db: Database, request: ClaimRequest): Promise<ClaimO
     await writeLeases(tx, leased.map((l) => l.delivery));
     const events = await eventsBySequence(tx, leased.map((l) => l.delivery.sequence));
     const items = leased.map((l) => ({ ...l, event: events.get(l.delivery.sequence)! }));
-    return { kind: 'claimed' as const, items, more: candidates.length > request.max };
+    // Materialization stopped short of the head: max_pending is reached, and only an ACK that
+    // frees room can let more in.
+    const full = cursor < position.head;
+    // More is ready at once only when capacity, not supply, ended this claim.
+    return { kind: 'claimed' as const, items, more: candidates.length > request.max, full };
   });
   return outcome;
 }
@@ -122,8 +133,9 @@ async function recoverExpired(tx: Sql, subscriptionId: string, now: number, poli
   }
 }
 
-async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigint, now: number): Promise<void> {
-  if (subscription.cursorSequence >= head) return;
+/** Materializes what fits and returns the new cursor (below the head: more may match later). */
+async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigint, now: number): Promise<bigint> {
+  if (subscription.cursorSequence >= head) return subscription.cursorSequence;
   const room = subscription.maxPending - subscription.pendingCount;
   const limit = Math.min(Math.max(room, 0), MATERIALIZE_BATCH);
   const rows =
@@ -135,7 +147,7 @@ async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigi
     const [next] = await matchingResults(tx, { queueId: subscription.queueId, types: subscription.types, after: subscription.cursorSequence, upTo: head, limit: 1, columns: 'sequence, id' });
     const plan = planMaterialization({ cursor: subscription.cursorSequence, head, pendingCount: subscription.pendingCount, maxPending: subscription.maxPending, candidates: next ? [big(next.sequence)] : [], limit: 1 });
     if (plan.cursor !== subscription.cursorSequence) await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
-    return;
+    return plan.cursor;
   }
   const plan = planMaterialization({
     cursor: subscription.cursorSequence,
@@ -170,6 +182,7 @@ async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigi
     await tx.run(`INSERT INTO deliveries (${DELIVERY_COLUMNS}) VALUES ${placeholders}`, params);
   }
   if (plan.cursor !== subscription.cursorSequence) await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
+  return plan.cursor;
 }
 
 async function eventsBySequence(tx: Sql, sequences: readonly bigint[]): Promise<Map<bigint, Record<string, unknown>>> {
@@ -208,6 +221,7 @@ export async function acknowledgeAll(db: Database, requests: readonly AckRequest
     const rows = await tx.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${PHRASES[tx.dialect].forUpdate}`, ids);
     const current = new Map(rows.map((row) => [String(row.id), toDelivery(row)]));
     const outcomes: AckOutcome[] = [];
+    const acknowledged: Delivery[] = [];
     for (const request of requests) {
       const delivery = current.get(request.deliveryId);
       if (!delivery || delivery.subscriptionId !== request.subscriptionId) {
@@ -220,12 +234,20 @@ export async function acknowledgeAll(db: Database, requests: readonly AckRequest
       } else if (verdict.kind === 'duplicate') {
         outcomes.push({ kind: 'duplicate', eventId: delivery.eventId, acknowledgedAt: verdict.acknowledgedAt });
       } else {
-        const next = verdict.delivery;
-        await tx.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ? WHERE id = ?", [now, next.revision.toString(), next.id]);
         // A second proof for the same delivery in this group sees it acknowledged.
-        current.set(next.id, next);
+        current.set(verdict.delivery.id, verdict.delivery);
+        acknowledged.push(verdict.delivery);
         outcomes.push({ kind: 'acknowledged', eventId: delivery.eventId, acknowledgedAt: now });
       }
+    }
+    if (acknowledged.length > 0) {
+      // One statement for the group; each row's revision comes from the domain's decideAck.
+      const revision = `CASE id ${acknowledged.map(() => 'WHEN ? THEN ?').join(' ')} END`;
+      await tx.run(`UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ${revision} WHERE id IN (${acknowledged.map(() => '?').join(', ')})`, [
+        now,
+        ...acknowledged.flatMap((d) => [d.id, d.revision.toString()]),
+        ...acknowledged.map((d) => d.id),
+      ]);
     }
     return outcomes;
   });

@@ -68,9 +68,18 @@ function operationsIndexes(): string[] {
   ];
 }
 
+/**
+ * A claim reads a subscription's PENDING rows in sequence order. Without this index MySQL walks
+ * the (subscription, sequence) key through the whole ACKED history, locking what it reads.
+ */
+function claimIndex(): string[] {
+  return ['CREATE INDEX deliveries_by_state ON deliveries (subscription_id, state, sequence)'];
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial', statements: { sqlite: initial('sqlite'), mysql: initial('mysql') } },
   { version: 2, name: 'operations_indexes', statements: { sqlite: operationsIndexes(), mysql: operationsIndexes() } },
+  { version: 3, name: 'claim_index', statements: { sqlite: claimIndex(), mysql: claimIndex() } },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
