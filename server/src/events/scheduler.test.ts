@@ -67,3 +67,29 @@ describe('claim pool', () => {
     expect(log).toEqual(['a/1', 'a/1']);
   });
 });
+
+describe('claim pool groups', () => {
+  it('serves every wanting claimant of one subscription with one claim', async () => {
+    const calls: number[] = [];
+    const pool = new ClaimPool();
+    const make = () => {
+      const c = {
+        applicationId: 'a',
+        subscriptionId: 's',
+        wanted: true,
+        wants: () => c.wanted,
+        async claim(group: readonly unknown[]) {
+          calls.push(group.length + 1);
+          for (const member of [c, ...(group as (typeof c)[])]) member.wanted = false;
+          return false;
+        },
+      };
+      return c;
+    };
+    const members = [make(), make(), make()];
+    for (const m of members) pool.add(m);
+    await tick(5);
+    expect(calls).toEqual([3]);
+    expect(members.every((m) => !m.wanted)).toBe(true);
+  });
+});

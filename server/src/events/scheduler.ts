@@ -21,8 +21,12 @@ export interface Claimant {
   readonly subscriptionId: string;
   /** Whether the claimant can take deliveries now (free capacity, writable, bound, not closing). */
   wants(): boolean;
-  /** Runs one claim; resolves `true` when more may be ready at once. */
-  claim(): Promise<boolean>;
+  /**
+   * Runs one claim; resolves `true` when more may be ready at once. `group` holds the other
+   * claimants of the same subscription on this node that want deliveries now: one transaction
+   * serves them all, so many connections on one subscription do not split it into small claims.
+   */
+  claim(group: readonly Claimant[]): Promise<boolean>;
 }
 
 export class ClaimPool {
@@ -160,12 +164,21 @@ export class ClaimPool {
   }
 
   private run(claimant: Claimant): void {
-    this.running.add(claimant);
+    const siblings = [...(this.claimants.get(claimant.applicationId)?.get(claimant.subscriptionId) ?? [])].filter(
+      (c) => c !== claimant && !this.running.has(c) && c.wants(),
+    );
+    for (const sibling of siblings) {
+      const at = this.waiting.indexOf(sibling);
+      if (at >= 0) this.waiting.splice(at, 1);
+      this.queuedSet.delete(sibling);
+    }
+    const members = [claimant, ...siblings];
+    for (const member of members) this.running.add(member);
     this.runningApps.set(claimant.applicationId, (this.runningApps.get(claimant.applicationId) ?? 0) + 1);
     // The subscription is clean unless this claim (or an event meanwhile) says otherwise.
     this.dirty.delete(claimant.subscriptionId);
     claimant
-      .claim()
+      .claim(siblings)
       .then(
         (more) => {
           if (more) this.dirty.add(claimant.subscriptionId);
@@ -173,7 +186,7 @@ export class ClaimPool {
         (error: unknown) => this.onError(error, claimant),
       )
       .finally(() => {
-        this.running.delete(claimant);
+        for (const member of members) this.running.delete(member);
         const left = (this.runningApps.get(claimant.applicationId) ?? 1) - 1;
         if (left === 0) this.runningApps.delete(claimant.applicationId);
         else this.runningApps.set(claimant.applicationId, left);

@@ -12,7 +12,7 @@ import { newId } from '../crypto.ts';
 import type { Principal, Store } from '../store/store.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { AckOutcome, AckRequest } from '../store/claims.ts';
+import type { AckOutcome, AckRequest, ClaimOutcome, Claimed } from '../store/claims.ts';
 import type { Batcher } from './batcher.ts';
 import type { Claimant, ClaimPool } from './scheduler.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
@@ -70,14 +70,16 @@ export class Session implements Claimant {
     return this.free() > 0;
   }
 
-  async claim(): Promise<boolean> {
-    const max = this.free();
-    if (max <= 0 || this.closing || this.sessionId === null) return false;
+  async claim(group: readonly Claimant[]): Promise<boolean> {
+    const sessions = [this, ...(group as Session[])].filter((s) => !s.closing && s.sessionId !== null);
+    const free = sessions.map((s) => s.free());
+    const max = free.reduce((a, b) => a + b, 0);
+    if (max <= 0 || !sessions.includes(this)) return false;
     let outcome;
     try {
       outcome = await this.deps.store.claim({
         subscriptionId: this.subscriptionId,
-        session: this.sessionId,
+        session: this.sessionId!,
         max,
         leaseMs: this.deps.settings.leaseDurationMs,
         policy: { backoffMs: this.deps.settings.redeliveryBackoffMs, backoffMaxMs: this.deps.settings.redeliveryBackoffMaxMs },
@@ -85,28 +87,43 @@ export class Session implements Claimant {
     } catch (error) {
       this.deps.log('error', 'claim failed', { session_id: this.sessionId, error: String(error) });
       this.deps.hooks?.claimed('error');
-      this.fail('UNAVAILABLE', 'the database is unavailable; reconnect later');
+      for (const s of sessions) s.fail('UNAVAILABLE', 'the database is unavailable; reconnect later');
       return false;
     }
     this.deps.hooks?.claimed(outcome.kind === 'claimed' && outcome.items.length === 0 ? 'empty' : outcome.kind);
+    if (outcome.kind !== 'claimed') {
+      for (const s of sessions) s.settle(outcome);
+      return false;
+    }
+    // Each session takes as many as it has room for, in turn.
+    let next = 0;
+    sessions.forEach((s, i) => {
+      s.backlogFull = outcome.full;
+      for (const item of outcome.items.slice(next, next + free[i]!)) s.deliver(item);
+      next += free[i]!;
+    });
+    return outcome.more;
+  }
+
+  private deliver(item: Claimed): void {
+    if (this.closing || this.sessionId === null) return; // the lease runs out and the delivery is offered again
+    this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
+    this.send(deliverFrame(this.sessionId, item));
+    this.deps.hooks?.sent(item);
+  }
+
+  /** A claim that leased nothing for a reason every session of the subscription shares. */
+  private settle(outcome: Exclude<ClaimOutcome, { kind: 'claimed' }>): void {
     switch (outcome.kind) {
-      case 'claimed':
-        this.backlogFull = outcome.full;
-        for (const item of outcome.items) {
-          this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
-          this.send(deliverFrame(this.sessionId, item));
-          this.deps.hooks?.sent(item);
-        }
-        return outcome.more;
       case 'paused':
         this.enabled = false;
-        return false;
+        return;
       case 'retired':
         this.fail('NOT_FOUND', 'the subscription was retired');
-        return false;
+        return;
       case 'history_expired':
         this.fail('EVENT_HISTORY_EXPIRED', `the subscription's cursor is behind the retention boundary ${outcome.boundary}`);
-        return false;
+        return;
     }
   }
 
