@@ -4,7 +4,7 @@
  * (`startServer`, what `orbit serve` runs) or as real `orbit serve` processes, and fixtures
  * (credentials, subscriptions) made through the store's own API.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { loadSettings } from '../../server/src/config.ts';
 import { startServer, type RunningServer } from '../../server/src/server.ts';
 import type { Store } from '../../server/src/store/store.ts';
 import type { BootstrapResult } from '../../server/src/store/principal.ts';
+import { serveOrbit } from '../../server/test/processes.ts';
 import { withTimeout } from './util.ts';
 
 export type StoreKind = 'mysql' | 'sqlite';
@@ -96,7 +97,6 @@ export interface OrbitProcess {
   stop(): Promise<void>;
 }
 
-const ORBIT_BIN = fileURLToPath(new URL('../../server/bin/orbit.mjs', import.meta.url));
 /**
  * `orbit serve` with `--expose-gc` and a SIGUSR2 handler that collects garbage (memory section).
  * `--max-semi-space-size=1` keeps V8's young generation at its initial size: after a burst of
@@ -108,43 +108,18 @@ const GC_LAUNCHER = fileURLToPath(new URL('../serve-gc.mjs', import.meta.url));
 
 /** A real `orbit serve` process on a free loopback port (read from its first log line). */
 export async function spawnOrbit(databaseUrl: string, env: Record<string, string> = {}, options: { gcLauncher?: boolean } = {}): Promise<OrbitProcess> {
-  const args = options.gcLauncher ? ['--expose-gc', '--max-semi-space-size=1', GC_LAUNCHER] : [ORBIT_BIN];
-  const child = spawn(process.execPath, [...args, 'serve', '--listen', '127.0.0.1:0', '--database', databaseUrl], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`orbit serve did not start: ${output.join('')}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output.push(chunk.toString());
-      if (output.length > 200) output.splice(0, output.length - 200);
-      const match = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(output.join(''));
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`orbit serve exited with ${code}: ${output.join('')}`));
-    });
-  });
+  const launcher = options.gcLauncher ? ['--expose-gc', '--max-semi-space-size=1', GC_LAUNCHER] : undefined;
+  const server = await serveOrbit(['--listen', '127.0.0.1:0', '--database', databaseUrl], env, 30_000, launcher);
   return {
-    url,
-    pid: child.pid!,
-    child,
-    output,
+    url: server.url,
+    pid: server.child.pid!,
+    child: server.child,
+    output: server.output,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       try {
-        await withTimeout(exited, 10_000, 'orbit serve shutdown');
+        await withTimeout(server.stop('SIGTERM'), 10_000, 'orbit serve shutdown');
       } catch {
-        child.kill('SIGKILL');
-        await exited;
+        await server.stop('SIGKILL');
       }
     },
   };

@@ -46,9 +46,13 @@ export interface OrbitProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `orbit serve ARGS` and resolves with the URL of its "orbit is serving" line (http or https). */
-export async function serveOrbit(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<OrbitProcess> {
-  const child = spawn(process.execPath, [ORBIT_BIN, 'serve', ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `orbit serve ARGS` and resolves with the URL of its "orbit is serving" line (http or
+ * https). `launcher` is what Node runs before `serve`: the CLI by default, or node flags and
+ * another entry point (the benchmark's GC-instrumented launcher).
+ */
+export async function serveOrbit(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000, launcher: readonly string[] = [ORBIT_BIN]): Promise<OrbitProcess> {
+  const child = spawn(process.execPath, [...launcher, 'serve', ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
