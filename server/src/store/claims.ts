@@ -94,18 +94,22 @@ export async function claim(db: Database, request: ClaimRequest): Promise<ClaimO
   return outcome;
 }
 
+/** `CASE id WHEN ? THEN ? … END` with its parameters: one column's per-row values in one UPDATE. */
+function byId(deliveries: readonly Delivery[], value: (d: Delivery) => unknown): { sql: string; params: unknown[] } {
+  return {
+    sql: `CASE id ${deliveries.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+    params: deliveries.flatMap((d) => [d.id, value(d)]),
+  };
+}
+
 /** One statement for all leases of a claim: per-row values come from the domain's `lease`. */
 async function writeLeases(tx: Sql, deliveries: readonly Delivery[]): Promise<void> {
   if (deliveries.length === 0) return;
   const ids = deliveries.map((d) => d.id);
-  const byId = (value: (d: Delivery) => unknown) => ({
-    sql: `CASE id ${deliveries.map(() => 'WHEN ? THEN ?').join(' ')} END`,
-    params: deliveries.flatMap((d) => [d.id, value(d)]),
-  });
-  const epoch = byId((d) => d.leaseEpoch.toString());
-  const digest = byId((d) => d.leaseDigest);
-  const attempts = byId((d) => d.attempts);
-  const revision = byId((d) => d.revision.toString());
+  const epoch = byId(deliveries, (d) => d.leaseEpoch.toString());
+  const digest = byId(deliveries, (d) => d.leaseDigest);
+  const attempts = byId(deliveries, (d) => d.attempts);
+  const revision = byId(deliveries, (d) => d.revision.toString());
   const first = deliveries[0]!;
   const { changes } = await tx.run(
     `UPDATE deliveries SET state = 'LEASED', lease_until = ?, lease_session = ?, lease_epoch = ${epoch.sql}, lease_digest = ${digest.sql}, attempts = ${attempts.sql}, revision = ${revision.sql}
@@ -242,10 +246,10 @@ export async function acknowledgeAll(db: Database, requests: readonly AckRequest
     }
     if (acknowledged.length > 0) {
       // One statement for the group; each row's revision comes from the domain's decideAck.
-      const revision = `CASE id ${acknowledged.map(() => 'WHEN ? THEN ?').join(' ')} END`;
-      await tx.run(`UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ${revision} WHERE id IN (${acknowledged.map(() => '?').join(', ')})`, [
+      const revision = byId(acknowledged, (d) => d.revision.toString());
+      await tx.run(`UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ${revision.sql} WHERE id IN (${acknowledged.map(() => '?').join(', ')})`, [
         now,
-        ...acknowledged.flatMap((d) => [d.id, d.revision.toString()]),
+        ...revision.params,
         ...acknowledged.map((d) => d.id),
       ]);
     }
