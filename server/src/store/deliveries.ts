@@ -13,7 +13,8 @@ import type { Principal } from './principal.ts';
 import { DELIVERY_COLUMNS, deliveryJson, eventJson, toDelivery } from './records.ts';
 import { resultBySequence } from './results.ts';
 import { PHRASES, type Database, type Sql } from './sql.ts';
-import { ownedSubscription, type Page } from './subscriptions.ts';
+import { newestFirst, type Page } from './paging.ts';
+import { ownedSubscription } from './subscriptions.ts';
 
 export async function listDeliveries(
   db: Sql,
@@ -22,24 +23,16 @@ export async function listDeliveries(
   args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string },
 ): Promise<Page<Record<string, unknown>>> {
   await ownedSubscription(db, principal, args.subscriptionId);
-  const scope = `deliveries|${principal.namespaceId}|${principal.credentialId}|${args.subscriptionId}|${args.state ?? '*'}`;
-  const after = args.cursor === undefined ? null : cursors.decode(scope, args.cursor);
-  if (args.cursor !== undefined && after === null) throw new OrbitError('INVALID_ARGUMENT', 'cursor is invalid or was issued for another query');
-  const where = ['subscription_id = ?'];
-  const params: unknown[] = [args.subscriptionId];
-  if (args.state) {
-    where.push('state = ?');
-    params.push(args.state);
-  }
-  if (after) {
-    where.push('(created_at < ? OR (created_at = ? AND id < ?))');
-    params.push(after.createdAt, after.createdAt, after.id);
-  }
-  const rows = await db.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${args.limit + 1}`, params);
-  const deliveries = rows.slice(0, args.limit).map(toDelivery);
-  const last = deliveries[deliveries.length - 1];
-  const page: Page<Record<string, unknown>> = { items: deliveries.map(deliveryJson) };
-  return rows.length > args.limit && last ? { ...page, next_cursor: cursors.encode(scope, { createdAt: last.createdAt, id: last.id }) } : page;
+  return newestFirst(db, cursors, {
+    scope: `deliveries|${principal.namespaceId}|${principal.credentialId}|${args.subscriptionId}|${args.state ?? '*'}`,
+    select: `SELECT ${DELIVERY_COLUMNS} FROM deliveries`,
+    where: args.state ? ['subscription_id = ?', 'state = ?'] : ['subscription_id = ?'],
+    params: args.state ? [args.subscriptionId, args.state] : [args.subscriptionId],
+    limit: args.limit,
+    cursor: args.cursor,
+    toRecord: toDelivery,
+    toJson: deliveryJson,
+  });
 }
 
 async function loadDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery> {

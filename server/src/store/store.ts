@@ -13,6 +13,7 @@ import { eventJson, subscriptionJson } from './records.ts';
 import type { Receipt } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
+import type { Page } from './paging.ts';
 import * as principals from './principal.ts';
 import type { BootstrapInput, BootstrapResult, Principal } from './principal.ts';
 import * as results from './results.ts';
@@ -147,7 +148,7 @@ export class Store {
     return subscriptionJson(await subscriptions.ownedSubscription(this.db, principal, id));
   }
 
-  listSubscriptions(principal: Principal, args: { queueId: string; limit: number; cursor?: string }): Promise<subscriptions.Page<Record<string, unknown>>> {
+  listSubscriptions(principal: Principal, args: { queueId: string; limit: number; cursor?: string }): Promise<Page<Record<string, unknown>>> {
     return subscriptions.listSubscriptions(this.db, this.cursors, principal, args);
   }
 
@@ -198,7 +199,7 @@ export class Store {
 
   // --- deliveries -----------------------------------------------------------------------------
 
-  listDeliveries(principal: Principal, args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string }): Promise<subscriptions.Page<Record<string, unknown>>> {
+  listDeliveries(principal: Principal, args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string }): Promise<Page<Record<string, unknown>>> {
     return deliveries.listDeliveries(this.db, this.cursors, principal, args);
   }
 

@@ -11,6 +11,7 @@ import { audit } from './audit.ts';
 import { idempotent, type IdempotencyScope, type Receipt } from './idempotency.ts';
 import type { Principal } from './principal.ts';
 import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, subscriptionJson, toSubscription, type SubscriptionRecord } from './records.ts';
+import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
 import { num, PHRASES, type Database, type Sql } from './sql.ts';
 
@@ -104,26 +105,18 @@ export async function createSubscription(db: Database, principal: Principal, key
   });
 }
 
-export interface Page<T> {
-  readonly items: T[];
-  readonly next_cursor?: string;
-}
-
 export async function listSubscriptions(db: Sql, cursors: PageCursors, principal: Principal, args: { queueId: string; limit: number; cursor?: string }): Promise<Page<Record<string, unknown>>> {
   await requireQueue(db, principal, args.queueId);
-  const scope = `subscriptions|${principal.namespaceId}|${principal.credentialId}|${args.queueId}`;
-  const after = args.cursor === undefined ? null : cursors.decode(scope, args.cursor);
-  if (args.cursor !== undefined && after === null) throw new OrbitError('INVALID_ARGUMENT', 'cursor is invalid or was issued for another query');
-  const rows = await db.all(
-    `SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE queue_id = ? AND credential_id = ?` +
-      (after ? ' AND (created_at < ? OR (created_at = ? AND id < ?))' : '') +
-      ` ORDER BY created_at DESC, id DESC LIMIT ${args.limit + 1}`,
-    after ? [args.queueId, principal.credentialId, after.createdAt, after.createdAt, after.id] : [args.queueId, principal.credentialId],
-  );
-  const records = rows.slice(0, args.limit).map(toSubscription);
-  const last = records[records.length - 1];
-  const page: Page<Record<string, unknown>> = { items: records.map(subscriptionJson) };
-  return rows.length > args.limit && last ? { ...page, next_cursor: cursors.encode(scope, { createdAt: last.createdAt, id: last.id }) } : page;
+  return newestFirst(db, cursors, {
+    scope: `subscriptions|${principal.namespaceId}|${principal.credentialId}|${args.queueId}`,
+    select: `SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions`,
+    where: ['queue_id = ?', 'credential_id = ?'],
+    params: [args.queueId, principal.credentialId],
+    limit: args.limit,
+    cursor: args.cursor,
+    toRecord: toSubscription,
+    toJson: subscriptionJson,
+  });
 }
 
 export interface ConfigureInput {
