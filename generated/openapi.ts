@@ -119,6 +119,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscriptions/{id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription id. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the configuration history of a subscription
+         * @description Permission `events:read`. Orbit's extension to the seed: the audit trail of operator actions
+         *     on one subscription, newest first (by time, then id): `create`, `pause`, `resume`, `retire`
+         *     and the manual `retry` of one of its deliveries, each with the reason given and the revision
+         *     it produced. An entry is written in the same transaction as the change it records, so the
+         *     history never shows a change that did not commit nor misses one that did. Retired
+         *     subscriptions keep their history. Paging works like the other lists: a cursor is bound to the
+         *     subscription, the credential and the namespace.
+         */
+        get: operations["ListSubscriptionHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -382,6 +411,34 @@ export interface components {
             items: components["schemas"]["Subscription"][];
             next_cursor?: string;
         };
+        /** @description Orbit extension. One page of history entries; `next_cursor` is absent on the last page. */
+        SubscriptionHistory: {
+            items: components["schemas"]["SubscriptionHistoryEntry"][];
+            next_cursor?: string;
+        };
+        /**
+         * @description Orbit extension. One operator action on a subscription. `revision` is the subscription's
+         *     configuration revision after the action, except for `retry`, where it is the revision of the
+         *     delivery named by `delivery_id`. `reason` is empty for `create`, which takes none.
+         */
+        SubscriptionHistoryEntry: {
+            id: components["schemas"]["Id"];
+            /** @enum {string} */
+            action: "create" | "pause" | "resume" | "retire" | "retry";
+            reason: string;
+            revision: components["schemas"]["Uint64"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description `create` only: the exclusive start cursor the subscription was created with. */
+            from_sequence?: components["schemas"]["Uint64"];
+            /** @description `retire` only: the committed head at retirement. */
+            retired_sequence?: components["schemas"]["Uint64"];
+            /** @description `retry` only: the delivery that was retried. */
+            delivery_id?: components["schemas"]["Id"];
+            /** @description `retry` only: the attempts added. */
+            additional_attempts?: number;
+            /** @description `retry` only: the delivery's attempt budget after the retry. */
+            attempt_budget?: number;
+        };
         /** @description Seed §3. A non-empty audit reason of at most 1024 Unicode characters. */
         Reason: string;
         /** @description Seed §3. All three fields are required. */
@@ -462,6 +519,11 @@ export interface components {
         SubscriptionListEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["SubscriptionList"];
+        };
+        /** @description Success envelope of ListSubscriptionHistory. */
+        SubscriptionHistoryEnvelope: {
+            request_id: components["schemas"]["Id"];
+            data: components["schemas"]["SubscriptionHistory"];
         };
         /** @description Seed §1. Success envelope of ListEventDeliveries. */
         DeliveryListEnvelope: {
@@ -949,6 +1011,41 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ListSubscriptionHistory: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100; 20 when omitted. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The opaque, tamper-evident `next_cursor` of the previous page, used with the same filters. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description The subscription id. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of history entries. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionHistoryEnvelope"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };

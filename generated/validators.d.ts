@@ -34,6 +34,8 @@ export declare const validateCreateSubscriptionRequest: Validator<components["sc
 export declare const validateSubscription: Validator<components["schemas"]["Subscription"]>;
 export declare const validateSubscriptionResult: Validator<components["schemas"]["SubscriptionResult"]>;
 export declare const validateSubscriptionList: Validator<components["schemas"]["SubscriptionList"]>;
+export declare const validateSubscriptionHistory: Validator<components["schemas"]["SubscriptionHistory"]>;
+export declare const validateSubscriptionHistoryEntry: Validator<components["schemas"]["SubscriptionHistoryEntry"]>;
 export declare const validateReason: Validator<components["schemas"]["Reason"]>;
 export declare const validateConfigureSubscriptionRequest: Validator<components["schemas"]["ConfigureSubscriptionRequest"]>;
 export declare const validateRetireSubscriptionRequest: Validator<components["schemas"]["RetireSubscriptionRequest"]>;
@@ -49,6 +51,7 @@ export declare const validateErrorEnvelope: Validator<components["schemas"]["Err
 export declare const validateSubscriptionEnvelope: Validator<components["schemas"]["SubscriptionEnvelope"]>;
 export declare const validateSubscriptionResultEnvelope: Validator<components["schemas"]["SubscriptionResultEnvelope"]>;
 export declare const validateSubscriptionListEnvelope: Validator<components["schemas"]["SubscriptionListEnvelope"]>;
+export declare const validateSubscriptionHistoryEnvelope: Validator<components["schemas"]["SubscriptionHistoryEnvelope"]>;
 export declare const validateDeliveryListEnvelope: Validator<components["schemas"]["DeliveryListEnvelope"]>;
 export declare const validateDeliveryDetailEnvelope: Validator<components["schemas"]["DeliveryDetailEnvelope"]>;
 export declare const validateDeliveryRetryResultEnvelope: Validator<components["schemas"]["DeliveryRetryResultEnvelope"]>;

@@ -6944,44 +6944,9 @@ return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReason = validate91;
-const schema197 = {"description":"Seed §3. A non-empty audit reason of at most 1024 Unicode characters.","type":"string","minLength":1,"maxLength":1024};
-
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate91.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(typeof data === "string"){
-if(func8(data) > 1024){
-validate91.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data) < 1){
-validate91.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-validate91.errors = vErrors;
-return errors === 0;
-}
-validate91.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const validateConfigureSubscriptionRequest = validate92;
-const schema198 = {"description":"Seed §3. All three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
+export const validateSubscriptionHistory = validate91;
+const schema197 = {"description":"Orbit extension. One page of history entries; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/SubscriptionHistoryEntry"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+const schema198 = {"description":"Orbit extension. One operator action on a subscription. `revision` is the subscription's\nconfiguration revision after the action, except for `retry`, where it is the revision of the\ndelivery named by `delivery_id`. `reason` is empty for `create`, which takes none.\n","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"action":{"type":"string","enum":["create","pause","resume","retire","retry"]},"reason":{"type":"string","maxLength":1024},"revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"from_sequence":{"description":"`create` only: the exclusive start cursor the subscription was created with.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"retired_sequence":{"description":"`retire` only: the committed head at retirement.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"delivery_id":{"description":"`retry` only: the delivery that was retried.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"additional_attempts":{"description":"`retry` only: the attempts added.","type":"integer","minimum":1,"maximum":100},"attempt_budget":{"description":"`retry` only: the delivery's attempt budget after the retry.","type":"integer","minimum":1,"maximum":1000000}},"required":["id","action","reason","revision","created_at"],"additionalProperties":false};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -6996,33 +6961,33 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+if((((((data.id === undefined) && (missing0 = "id")) || ((data.action === undefined) && (missing0 = "action"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.revision === undefined) && (missing0 = "revision"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
 validate92.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
+if(!(func1.call(schema198.properties, key0))){
 validate92.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.id !== undefined){
+let data0 = data.id;
 const _errs2 = errors;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate92.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(!pattern4.test(data0)){
+validate92.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7032,10 +6997,15 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.enabled !== undefined){
+if(data.action !== undefined){
+let data1 = data.action;
 const _errs5 = errors;
-if(typeof data.enabled !== "boolean"){
-validate92.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+if(typeof data1 !== "string"){
+validate92.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!(((((data1 === "create") || (data1 === "pause")) || (data1 === "resume")) || (data1 === "retire")) || (data1 === "retry"))){
+validate92.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema198.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7047,22 +7017,15 @@ if(valid0){
 if(data.reason !== undefined){
 let data2 = data.reason;
 const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
+if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func8(data2) > 1024){
-validate92.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data2) < 1){
-validate92.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate92.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
-}
 else {
-validate92.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7070,6 +7033,177 @@ var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.revision !== undefined){
+let data3 = data.revision;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(!pattern9.test(data3)){
+validate92.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+let data4 = data.created_at;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(!pattern18.test(data4)){
+validate92.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.from_sequence !== undefined){
+let data5 = data.from_sequence;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(!pattern9.test(data5)){
+validate92.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.retired_sequence !== undefined){
+let data6 = data.retired_sequence;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data6 === "string"){
+if(!pattern9.test(data6)){
+validate92.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delivery_id !== undefined){
+let data7 = data.delivery_id;
+const _errs21 = errors;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+validate92.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.additional_attempts !== undefined){
+let data8 = data.additional_attempts;
+const _errs24 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate92.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs24){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 100 || isNaN(data8)){
+validate92.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+return false;
+}
+else {
+if(data8 < 1 || isNaN(data8)){
+validate92.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.attempt_budget !== undefined){
+let data9 = data.attempt_budget;
+const _errs26 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate92.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs26){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 1000000 || isNaN(data9)){
+validate92.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+return false;
+}
+else {
+if(data9 < 1 || isNaN(data9)){
+validate92.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -7086,13 +7220,11 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateRetireSubscriptionRequest = validate93;
-const schema201 = {"description":"Brief decision 4. Both fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7102,33 +7234,47 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate93.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((data.items === undefined) && (missing0 = "items")){
+validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "expected_revision") || (key0 === "reason"))){
-validate93.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!((key0 === "items") || (key0 === "next_cursor"))){
+validate91.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.items !== undefined){
+let data0 = data.items;
 const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate93.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(errors === _errs2){
+if(Array.isArray(data0)){
+if(data0.length > 100){
+validate91.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate92(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
 }
 }
 else {
-validate93.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate91.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7138,25 +7284,18 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.next_cursor !== undefined){
+let data2 = data.next_cursor;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data1 === "string"){
-if(func8(data1) > 1024){
-validate93.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data1) < 1){
-validate93.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func8(data2) < 1){
+validate91.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
-}
 else {
-validate93.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate91.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7170,17 +7309,16 @@ var valid0 = true;
 }
 }
 else {
-validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate93.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateRetryDeliveryRequest = validate94;
-const schema204 = {"description":"Seed §4. `expected_revision` is the delivery revision; all three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+export const validateSubscriptionHistoryEntry = validate94;
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7195,33 +7333,33 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+if((((((data.id === undefined) && (missing0 = "id")) || ((data.action === undefined) && (missing0 = "action"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.revision === undefined) && (missing0 = "revision"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
 validate94.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+if(!(func1.call(schema198.properties, key0))){
 validate94.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.id !== undefined){
+let data0 = data.id;
 const _errs2 = errors;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate94.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(!pattern4.test(data0)){
+validate94.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate94.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7231,27 +7369,16 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.action !== undefined){
+let data1 = data.action;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data1 === "string"){
-if(func8(data1) > 1024){
-validate94.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(typeof data1 !== "string"){
+validate94.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-else {
-if(func8(data1) < 1){
-validate94.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(!(((((data1 === "create") || (data1 === "pause")) || (data1 === "resume")) || (data1 === "retire")) || (data1 === "retry"))){
+validate94.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema198.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
-}
-}
-}
-else {
-validate94.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
 }
 var valid0 = _errs5 === errors;
 }
@@ -7259,31 +7386,196 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.reason !== undefined){
+let data2 = data.reason;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func8(data2) > 1024){
+validate94.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.revision !== undefined){
+let data3 = data.revision;
+const _errs9 = errors;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data3 === "string"){
+if(!pattern9.test(data3)){
+validate94.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+let data4 = data.created_at;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(!pattern18.test(data4)){
+validate94.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.from_sequence !== undefined){
+let data5 = data.from_sequence;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(!pattern9.test(data5)){
+validate94.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.retired_sequence !== undefined){
+let data6 = data.retired_sequence;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data6 === "string"){
+if(!pattern9.test(data6)){
+validate94.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.delivery_id !== undefined){
+let data7 = data.delivery_id;
+const _errs21 = errors;
+const _errs22 = errors;
+if(errors === _errs22){
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+validate94.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs21 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.additional_attempts !== undefined){
-let data2 = data.additional_attempts;
-const _errs8 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+let data8 = data.additional_attempts;
+const _errs24 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 validate94.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
-if(errors === _errs8){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 100 || isNaN(data2)){
+if(errors === _errs24){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 100 || isNaN(data8)){
 validate94.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
-if(data2 < 1 || isNaN(data2)){
+if(data8 < 1 || isNaN(data8)){
 validate94.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.attempt_budget !== undefined){
+let data9 = data.attempt_budget;
+const _errs26 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate94.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs26){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 1000000 || isNaN(data9)){
+validate94.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+return false;
+}
+else {
+if(data9 < 1 || isNaN(data9)){
+validate94.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
 }
 }
 }
@@ -7300,8 +7592,8 @@ return errors === 0;
 }
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryList = validate95;
-const schema207 = {"description":"Seed §4. One page of deliveries; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+export const validateReason = validate95;
+const schema212 = {"description":"Seed §3. A non-empty audit reason of at most 1024 Unicode characters.","type":"string","minLength":1,"maxLength":1024};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7314,17 +7606,373 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(errors === 0){
+if(typeof data === "string"){
+if(func8(data) > 1024){
+validate95.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data) < 1){
+validate95.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate95.errors = vErrors;
+return errors === 0;
+}
+validate95.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const validateConfigureSubscriptionRequest = validate96;
+const schema213 = {"description":"Seed §3. All three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
+
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
+validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate96.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.enabled !== undefined){
+const _errs5 = errors;
+if(typeof data.enabled !== "boolean"){
+validate96.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data2 = data.reason;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func8(data2) > 1024){
+validate96.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data2) < 1){
+validate96.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateRetireSubscriptionRequest = validate97;
+const schema216 = {"description":"Brief decision 4. Both fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
+
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate97.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "expected_revision") || (key0 === "reason"))){
+validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate97.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate97.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(func8(data1) > 1024){
+validate97.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate97.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate97.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate97.errors = vErrors;
+return errors === 0;
+}
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateRetryDeliveryRequest = validate98;
+const schema219 = {"description":"Seed §4. `expected_revision` is the delivery revision; all three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate98.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+validate98.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+validate98.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate98.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate98.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(func8(data1) > 1024){
+validate98.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate98.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate98.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.additional_attempts !== undefined){
+let data2 = data.additional_attempts;
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate98.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 100 || isNaN(data2)){
+validate98.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate98.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate98.errors = vErrors;
+return errors === 0;
+}
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliveryList = validate99;
+const schema222 = {"description":"Seed §4. One page of deliveries; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "items") || (key0 === "next_cursor"))){
-validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7336,7 +7984,7 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 100){
-validate95.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate99.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
@@ -7356,7 +8004,7 @@ break;
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate99.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7372,12 +8020,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func8(data2) < 1){
-validate95.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate99.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate99.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7391,22 +8039,22 @@ var valid0 = true;
 }
 }
 else {
-validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate95.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetail = validate97;
-const schema208 = {"description":"Seed §4. A delivery and its result event; never a lease secret.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
+export const validateDeliveryDetail = validate101;
+const schema223 = {"description":"Seed §4. A delivery and its result event; never a lease secret.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7417,14 +8065,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.event === undefined) && (missing0 = "event"))){
-validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "event"))){
-validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7458,22 +8106,22 @@ var valid0 = true;
 }
 }
 else {
-validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate97.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResult = validate100;
-const schema209 = {"description":"Seed §4. The receipt of a manual retry; a replay returns the original receipt with `deduplicated` true.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
+export const validateDeliveryRetryResult = validate104;
+const schema224 = {"description":"Seed §4. The receipt of a manual retry; a replay returns the original receipt with `deduplicated` true.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7484,14 +8132,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate100.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "deduplicated"))){
-validate100.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate104.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7512,7 +8160,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate100.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate104.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -7525,22 +8173,22 @@ var valid0 = true;
 }
 }
 else {
-validate100.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate100.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultRequest = validate102;
-const schema210 = {"description":"Brief decision 2. The server assigns the event id, sequence and occurred_at and builds the snapshot.","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object"},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`)."},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"}},"required":["type","task_id","task_revision"],"additionalProperties":false};
+export const validatePublishResultRequest = validate106;
+const schema225 = {"description":"Brief decision 2. The server assigns the event id, sequence and occurred_at and builds the snapshot.","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object"},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`)."},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"}},"required":["type","task_id","task_revision"],"additionalProperties":false};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7551,14 +8199,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.task_id === undefined) && (missing0 = "task_id"))) || ((data.task_revision === undefined) && (missing0 = "task_revision"))){
-validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate106.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "type") || (key0 === "task_id")) || (key0 === "task_revision")) || (key0 === "details")) || (key0 === "result")) || (key0 === "effect_uncertain")) || (key0 === "current_attempt_id"))){
-validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate106.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7568,11 +8216,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate102.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data0 === "task.succeeded") || (data0 === "task.failed")) || (data0 === "task.cancelled")) || (data0 === "task.needs_review")) || (data0 === "task.requeued"))){
-validate102.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
+validate106.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -7588,12 +8236,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate102.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7610,12 +8258,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data2 === "string"){
 if(!pattern9.test(data2)){
-validate102.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7629,7 +8277,7 @@ if(data.details !== undefined){
 let data3 = data.details;
 const _errs11 = errors;
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-validate102.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate106.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -7641,7 +8289,7 @@ if(valid0){
 if(data.effect_uncertain !== undefined){
 const _errs13 = errors;
 if(typeof data.effect_uncertain !== "boolean"){
-validate102.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate106.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -7657,12 +8305,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(!pattern4.test(data5)){
-validate102.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7680,22 +8328,22 @@ var valid0 = true;
 }
 }
 else {
-validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate102.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultResponse = validate103;
-const schema215 = {"description":"Brief decision 2. The appended event; on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
+export const validatePublishResultResponse = validate107;
+const schema230 = {"description":"Brief decision 2. The appended event; on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7706,14 +8354,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.event === undefined) && (missing0 = "event")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "event") || (key0 === "deduplicated"))){
-validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7734,195 +8382,10 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate103.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate107.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate103.errors = vErrors;
-return errors === 0;
-}
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHealth = validate105;
-const schema216 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
-
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate105.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.status === undefined) && (missing0 = "status")){
-validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "status")){
-validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-validate105.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ok" !== data0){
-validate105.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate105.errors = vErrors;
-return errors === 0;
-}
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateReadiness = validate106;
-const schema217 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
-
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate106.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.status === undefined) && (missing0 = "status")){
-validate106.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "status")){
-validate106.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-validate106.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ready" !== data0){
-validate106.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate106.errors = vErrors;
-return errors === 0;
-}
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateErrorEnvelope = validate107;
-const schema218 = {"description":"Seed §1, §7. The body of every error response.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
-
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate107.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.error === undefined) && (missing0 = "error"))){
-validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "error"))){
-validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate107.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate107.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.error !== undefined){
-const _errs5 = errors;
-if(!(validate58(data.error, {instancePath:instancePath+"/error",parentData:data,parentDataProperty:"error",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
@@ -7941,8 +8404,8 @@ return errors === 0;
 }
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionEnvelope = validate109;
-const schema220 = {"description":"Seed §1. Success envelope of GetSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateHealth = validate109;
+const schema231 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7957,52 +8420,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+if((data.status === undefined) && (missing0 = "status")){
 validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
+if(!(key0 === "status")){
 validate109.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate109.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+validate109.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate109.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("ok" !== data0){
+validate109.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
 return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-const _errs5 = errors;
-if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -8018,8 +8458,62 @@ return errors === 0;
 }
 validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionResultEnvelope = validate111;
-const schema222 = {"description":"Seed §1. Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateReadiness = validate110;
+const schema232 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
+
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate110.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.status === undefined) && (missing0 = "status")){
+validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "status")){
+validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+validate110.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ready" !== data0){
+validate110.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate110.errors = vErrors;
+return errors === 0;
+}
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateErrorEnvelope = validate111;
+const schema233 = {"description":"Seed §1, §7. The body of every error response.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8034,14 +8528,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.error === undefined) && (missing0 = "error"))){
 validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
+if(!((key0 === "request_id") || (key0 === "error"))){
 validate111.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -8070,10 +8564,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
+if(data.error !== undefined){
 const _errs5 = errors;
-if(!(validate87(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate58(data.error, {instancePath:instancePath+"/error",parentData:data,parentDataProperty:"error",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8095,8 +8589,8 @@ return errors === 0;
 }
 validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionListEnvelope = validate113;
-const schema224 = {"description":"Seed §1. Success envelope of ListSubscriptions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionEnvelope = validate113;
+const schema235 = {"description":"Seed §1. Success envelope of GetSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8149,8 +8643,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate89(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8172,8 +8666,8 @@ return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryListEnvelope = validate115;
-const schema226 = {"description":"Seed §1. Success envelope of ListEventDeliveries.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionResultEnvelope = validate115;
+const schema237 = {"description":"Seed §1. Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8226,8 +8720,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate95(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate87(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8249,8 +8743,8 @@ return errors === 0;
 }
 validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetailEnvelope = validate117;
-const schema228 = {"description":"Seed §1. Success envelope of GetEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionListEnvelope = validate117;
+const schema239 = {"description":"Seed §1. Success envelope of ListSubscriptions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8303,8 +8797,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate97(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate89(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8326,8 +8820,8 @@ return errors === 0;
 }
 validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResultEnvelope = validate119;
-const schema230 = {"description":"Seed §1. Success envelope of RetryEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionHistoryEnvelope = validate119;
+const schema241 = {"description":"Success envelope of ListSubscriptionHistory.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionHistory"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8380,8 +8874,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate100(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate91(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8403,8 +8897,8 @@ return errors === 0;
 }
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultEnvelope = validate121;
-const schema232 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryListEnvelope = validate121;
+const schema243 = {"description":"Seed §1. Success envelope of ListEventDeliveries.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8457,8 +8951,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate103(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate99(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8480,8 +8974,8 @@ return errors === 0;
 }
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHealthEnvelope = validate123;
-const schema234 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryDetailEnvelope = validate123;
+const schema245 = {"description":"Seed §1. Success envelope of GetEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8533,44 +9027,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.data !== undefined){
-let data1 = data.data;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.status === undefined) && (missing1 = "status")){
-validate123.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data1){
-if(!(key1 === "status")){
-validate123.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data1.status !== undefined){
-let data2 = data1.status;
-if(typeof data2 !== "string"){
-validate123.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ok" !== data2){
-validate123.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate123.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
+if(!(validate101(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
 }
@@ -8591,13 +9051,13 @@ return errors === 0;
 }
 validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReadinessEnvelope = validate124;
-const schema237 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryRetryResultEnvelope = validate125;
+const schema247 = {"description":"Seed §1. Success envelope of RetryEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8608,14 +9068,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8628,12 +9088,166 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate124.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate125.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate124.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate125.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate104(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate125.errors = vErrors;
+return errors === 0;
+}
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePublishResultEnvelope = validate127;
+const schema249 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate127.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate127.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate127.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate107(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate127.errors = vErrors;
+return errors === 0;
+}
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateHealthEnvelope = validate129;
+const schema251 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate129.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate129.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate129.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate129.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate129.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8651,14 +9265,14 @@ if(errors === _errs6){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.status === undefined) && (missing1 = "status")){
-validate124.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate129.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data1){
 if(!(key1 === "status")){
-validate124.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate129.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8667,11 +9281,11 @@ if(_errs8 === errors){
 if(data1.status !== undefined){
 let data2 = data1.status;
 if(typeof data2 !== "string"){
-validate124.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate129.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ready" !== data2){
-validate124.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+if("ok" !== data2){
+validate129.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -8679,7 +9293,7 @@ return false;
 }
 }
 else {
-validate124.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate129.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8693,11 +9307,122 @@ var valid0 = true;
 }
 }
 else {
-validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate129.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate124.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateReadinessEnvelope = validate130;
+const schema254 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate130.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate130.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data1 = data.data;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.status === undefined) && (missing1 = "status")){
+validate130.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data1){
+if(!(key1 === "status")){
+validate130.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data1.status !== undefined){
+let data2 = data1.status;
+if(typeof data2 !== "string"){
+validate130.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ready" !== data2){
+validate130.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate130.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate130.errors = vErrors;
+return errors === 0;
+}
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -354,6 +354,7 @@ const delivery = (example('ws.deliver').body as JsonObject).delivery as JsonObje
 const event = (example('ws.deliver').body as JsonObject).event as JsonObject;
 const expiredDelivery = withAt(withAt(delivery, ['state'], 'EXPIRED'), ['lease_until'], undefined);
 const envelope = (data: unknown): JsonObject => ({ request_id: '77777777777777777777777777777777', data });
+const historyEntry = { id: ID, action: 'pause', reason: 'receiver maintenance', revision: '2', created_at: '2026-09-17T10:00:00.000Z' };
 
 const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> = {
   CreateSubscriptionRequest: {
@@ -416,6 +417,28 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
   SubscriptionList: {
     valid: [{ items: [] }, { items: [subscription], next_cursor: 'opaque' }],
     invalid: [{ items: [subscription], next_cursor: '' }, { next_cursor: 'x' }, { items: [{}] }],
+  },
+  SubscriptionHistory: {
+    valid: [{ items: [] }, { items: [historyEntry], next_cursor: 'opaque' }],
+    invalid: [{ items: [historyEntry], next_cursor: '' }, { next_cursor: 'x' }, { items: [subscription] }],
+  },
+  SubscriptionHistoryEntry: {
+    valid: [
+      historyEntry,
+      { ...historyEntry, action: 'create', reason: '', revision: '1', from_sequence: '0' },
+      { ...historyEntry, action: 'retire', retired_sequence: '18446744073709551615' },
+      { ...historyEntry, action: 'retry', delivery_id: 'fedcba9876543210fedcba9876543210', additional_attempts: 100, attempt_budget: 1000000 },
+    ],
+    invalid: [
+      { ...historyEntry, action: 'configure' },
+      { ...historyEntry, revision: 2 },
+      { ...historyEntry, reason: 'x'.repeat(1025) },
+      { ...historyEntry, credential_id: 'fedcba9876543210fedcba9876543210' },
+      { ...historyEntry, additional_attempts: 0 },
+      { ...historyEntry, attempt_budget: 1000001 },
+      { ...historyEntry, from_sequence: '01' },
+      { action: 'pause', reason: 'r', revision: '2', created_at: historyEntry.created_at },
+    ],
   },
   Reason: {
     valid: ['receiver maintenance', 'x', '😀'.repeat(1024), 'x'.repeat(1024)],
@@ -529,6 +552,10 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
       { ...envelope({ items: [] }), error: { code: 'UNAVAILABLE', message: 'x' } },
     ],
   },
+  SubscriptionHistoryEnvelope: {
+    valid: [envelope({ items: [historyEntry] })],
+    invalid: [envelope([historyEntry]), envelope({ items: [delivery] })],
+  },
   DeliveryListEnvelope: {
     valid: [envelope({ items: [delivery] })],
     invalid: [envelope({ items: [event] })],
@@ -592,6 +619,7 @@ describe('openapi.yaml structure', () => {
         'GET /v1/subscriptions/{id}',
         'POST /v1/subscriptions/{id}:configure',
         'POST /v1/subscriptions/{id}:retire',
+        'GET /v1/subscriptions/{id}/history',
         'GET /v1/subscriptions/{id}/deliveries',
         'GET /v1/subscriptions/{id}/deliveries/{delivery_id}',
         'POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry',
@@ -614,6 +642,7 @@ describe('openapi.yaml structure', () => {
       GetSubscription: 'events:read',
       ConfigureSubscription: 'events:manage',
       RetireSubscription: 'events:manage',
+      ListSubscriptionHistory: 'events:read',
       ListEventDeliveries: 'events:read',
       GetEventDelivery: 'events:read',
       RetryEventDelivery: 'events:manage',
@@ -631,7 +660,7 @@ describe('openapi.yaml structure', () => {
     expect(openapi.security).toEqual([{ bearerAuth: [] }]);
   });
 
-  it('requires Idempotency-Key on every POST and allows query parameters only on the two lists', () => {
+  it('requires Idempotency-Key on every POST and allows query parameters only on the lists', () => {
     for (const [method, route, op] of operations) {
       const names = ((op.parameters ?? []) as JsonObject[])
         .map(deref)
@@ -642,6 +671,8 @@ describe('openapi.yaml structure', () => {
         expect(query).toEqual(['query:queue_id', 'query:limit', 'query:cursor']);
       else if (op.operationId === 'ListEventDeliveries')
         expect(query).toEqual(['query:limit', 'query:cursor', 'query:state']);
+      else if (op.operationId === 'ListSubscriptionHistory')
+        expect(query).toEqual(['query:limit', 'query:cursor']);
       else expect(query, route).toEqual([]);
     }
     const key = (openapi.components as JsonObject).parameters as JsonObject;

@@ -481,6 +481,12 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       expectError(await retry(sub.id, target.id, { ...body, expected_revision: receipt.revision }), 409, 'STATE_CONFLICT');
       // The backlog was never released.
       expect((await api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: owner.token })).json.data.pending_count).toBe(2);
+      // The configuration history records the retry once (the replay and the refusals add nothing).
+      const history = await api(base, 'GET', `/v1/subscriptions/${sub.id}/history`, { token: owner.token, expect: 'validateSubscriptionHistory' });
+      const retries = history.json.data.items.filter((e: any) => e.action === 'retry');
+      expect(retries).toEqual([
+        { id: retries[0]?.id, action: 'retry', reason: body.reason, revision: receipt.revision, created_at: retries[0]?.created_at, delivery_id: target.id, additional_attempts: 2, attempt_budget: 3 },
+      ]);
 
       // The retried delivery is offered again with a new epoch, same identity.
       const socket = await connect(sub.id, 1);

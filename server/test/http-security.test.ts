@@ -133,6 +133,7 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       owned: true,
     },
     { name: 'retire', method: 'POST', permission: 'events:manage', path: () => `/v1/subscriptions/${sub.id}:retire`, body: () => ({ expected_revision: sub.revision, reason: 'r' }), owned: true },
+    { name: 'history', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions/${sub.id}/history`, owned: true },
     { name: 'deliveries', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions/${sub.id}/deliveries`, owned: true },
     { name: 'delivery', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions/${sub.id}/deliveries/${deliveryId}`, owned: true },
     {
@@ -220,6 +221,7 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     const unknown = hex32();
     expectError(await api(base, 'GET', `/v1/subscriptions/${unknown}`, { token: owner.token }), 404, 'NOT_FOUND');
     expectError(await api(base, 'GET', `/v1/subscriptions/${unknown}/deliveries`, { token: owner.token }), 404, 'NOT_FOUND');
+    expectError(await api(base, 'GET', `/v1/subscriptions/${unknown}/history`, { token: owner.token }), 404, 'NOT_FOUND');
     expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries/${hex32()}`, { token: owner.token }), 404, 'NOT_FOUND');
     expectError(
       await api(base, 'POST', `/v1/subscriptions/${unknown}:configure`, { token: owner.token, key: newKey(), body: { expected_revision: '1', enabled: false, reason: 'r' } }),
@@ -236,7 +238,7 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
 
   it('refuses query parameters on every route that takes none', async () => {
     const before = await snapshot();
-    for (const route of ROUTES.filter((r) => r.name !== 'list' && r.name !== 'deliveries')) {
+    for (const route of ROUTES.filter((r) => r.name !== 'list' && r.name !== 'deliveries' && r.name !== 'history')) {
       for (const query of ['?x=1', `?queue_id=${q1}`, '?limit=1', `?access_token=${owner.token}`, '?cursor=abc', '?x']) {
         const res = await api(base, route.method, route.path() + query, { token: owner.token, ...(route.method === 'POST' ? { key: newKey(), body: route.body!() } : {}) });
         expectError(res, 400, 'INVALID_ARGUMENT');
@@ -244,6 +246,7 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     }
     for (const query of ['?x=1', `?queue_id=${q1}`, '?state=ACKED&state=ACKED', '?limit=1&limit=1', '?State=ACKED', '?LIMIT=1']) {
       expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries${query}`, { token: owner.token }), 400, 'INVALID_ARGUMENT');
+      expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}/history${query}`, { token: owner.token }), 400, 'INVALID_ARGUMENT');
     }
     expectError(await api(base, 'GET', '/healthz?x=1'), 400, 'INVALID_ARGUMENT');
     expect(await snapshot()).toEqual(before);

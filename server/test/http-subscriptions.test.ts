@@ -1,7 +1,8 @@
 /**
  * The subscription management API over real HTTP on both stores (seed §1–§3, brief decisions 3–4):
  * create (normalization, defaults, from_sequence, idempotency, names, the namespace limit), get,
- * list (order, paging, cursor binding, strict query), configure and retire.
+ * list (order, paging, cursor binding, strict query), configure and retire, and the configuration
+ * history (Orbit's extension).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,6 +90,10 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
 
   function retire(id: string, body: unknown, key = newKey(), token = owner.token): Promise<ApiResponse> {
     return api(base, 'POST', `/v1/subscriptions/${id}:retire`, { token, key, body, expect: 'validateSubscriptionResult' });
+  }
+
+  function history(id: string, query = '', token = owner.token): Promise<ApiResponse> {
+    return api(base, 'GET', `/v1/subscriptions/${id}/history${query}`, { token, expect: 'validateSubscriptionHistory' });
   }
 
   async function allOf(queueId: string, token = owner.token): Promise<any[]> {
@@ -493,6 +498,87 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       // Retired subscriptions keep their delivery history readable.
       const history = await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries`, { token: owner.token, expect: 'validateDeliveryList' });
       expect(history.json.data.items.map((d: any) => [d.id, d.state])).toEqual([[deliver.body.delivery.id, 'ACKED']]);
+    });
+  });
+
+  describe('history', () => {
+    it('records create, pause, resume and retire with reasons and revisions, newest first, once each', async () => {
+      const from = (await head()).toString();
+      const sub = await created({ name: 'history-walk', queue_id: q3, from_sequence: from });
+      const pauseKey = newKey();
+      const steps: [boolean, string][] = [
+        [false, 'maintenance window'],
+        [true, 'maintenance over'],
+        [false, 'downstream outage ⚠'],
+      ];
+      let revision: string = sub.revision;
+      for (const [i, [enabled, reason]] of steps.entries()) {
+        const key = i === 0 ? pauseKey : newKey();
+        const res = await configure(sub.id, { expected_revision: revision, enabled, reason }, key);
+        expect(res.status, res.text).toBe(200);
+        revision = res.json.data.subscription.revision;
+      }
+      // A replay, a stale revision and an invalid body leave no trace.
+      expect((await configure(sub.id, { expected_revision: sub.revision, enabled: false, reason: 'maintenance window' }, pauseKey)).json.data.deduplicated).toBe(true);
+      expectError(await configure(sub.id, { expected_revision: sub.revision, enabled: true, reason: 'stale' }), 409, 'STATE_CONFLICT');
+      expectError(await configure(sub.id, { expected_revision: revision, enabled: true }), 400, 'INVALID_ARGUMENT');
+      const retired = await retire(sub.id, { expected_revision: revision, reason: 'replaced by v2' });
+      expect(retired.status, retired.text).toBe(200);
+      const final = retired.json.data.subscription;
+
+      const res = await history(sub.id);
+      expect(res.status, res.text).toBe(200);
+      const items: any[] = res.json.data.items;
+      expect(res.json.data).not.toHaveProperty('next_cursor');
+      expect(items.map((e) => [e.action, e.reason, e.revision])).toEqual([
+        ['retire', 'replaced by v2', final.revision],
+        ['pause', 'downstream outage ⚠', revision],
+        ['resume', 'maintenance over', (BigInt(revision) - 1n).toString()],
+        ['pause', 'maintenance window', (BigInt(revision) - 2n).toString()],
+        ['create', '', sub.revision],
+      ]);
+      expect(items[0]).toMatchObject({ retired_sequence: final.retired_sequence, created_at: final.retired_at });
+      expect(items[4]).toMatchObject({ from_sequence: from, created_at: sub.created_at });
+      for (const entry of items.slice(1, 4)) expect(Object.keys(entry).sort()).toEqual(['action', 'created_at', 'id', 'reason', 'revision']);
+      expect(new Set(items.map((e) => e.id)).size).toBe(items.length);
+      // Times never increase down the list.
+      const times = items.map((e) => Date.parse(e.created_at));
+      expect([...times].sort((a, b) => b - a)).toEqual(times);
+    });
+
+    it('pages with cursors bound to the subscription and the credential; other callers get the usual errors', async () => {
+      const sub = await created({ name: 'history-pages', queue_id: q3 });
+      let revision: string = sub.revision;
+      for (let i = 0; i < 6; i++) {
+        const res = await configure(sub.id, { expected_revision: revision, enabled: i % 2 === 1, reason: `step ${i}` });
+        expect(res.status, res.text).toBe(200);
+        revision = res.json.data.subscription.revision;
+      }
+      const whole = (await history(sub.id, '?limit=100')).json.data.items;
+      expect(whole).toHaveLength(7);
+      const seen: any[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const res = await history(sub.id, `?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        expect(res.status, res.text).toBe(200);
+        seen.push(...res.json.data.items);
+        cursor = res.json.data.next_cursor;
+        if (!cursor) break;
+      }
+      expect(seen).toEqual(whole);
+
+      const first = (await history(sub.id, '?limit=1')).json.data.next_cursor as string;
+      const other = await created({ name: 'history-other', queue_id: q3 });
+      expectError(await history(other.id, `?cursor=${encodeURIComponent(first)}`), 400, 'INVALID_ARGUMENT');
+      expectError(await history(sub.id, `?cursor=${encodeURIComponent(first.slice(0, -1))}`), 400, 'INVALID_ARGUMENT');
+      for (const query of ['?limit=0', '?limit=101', '?state=PENDING', '?limit=1&limit=1', '?foo=1']) expectError(await history(sub.id, query), 400, 'INVALID_ARGUMENT');
+
+      const colleague = await server.bootstrap({ namespace: 'subs', application: 'app', queues: ['q3'] });
+      expectError(await history(sub.id, '', colleague.token), 404, 'NOT_FOUND');
+      expectError(await history(hex32()), 404, 'NOT_FOUND');
+      expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}:retire/history`, { token: owner.token }), 404, 'NOT_FOUND');
+      const publisher = await server.bootstrap({ namespace: 'subs', application: 'app', queues: ['q3'], permissions: ['results:publish'] });
+      expectError(await history(sub.id, '', publisher.token), 403, 'PERMISSION_DENIED');
     });
   });
 });

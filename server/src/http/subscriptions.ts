@@ -1,6 +1,7 @@
 /**
  * @module
- * Routes for subscriptions: create, list, get, configure, retire (seed §2–§3, brief decision 4).
+ * Routes for subscriptions: create, list, get, configure, retire (seed §2–§3, brief decision 4),
+ * and Orbit's configuration history.
  */
 import type { Hono } from 'hono';
 import { OrbitError } from '@orbit/spec/errors';
@@ -48,6 +49,16 @@ export function subscriptionRoutes(app: Hono<AppEnv>, { store, principal }: Rout
     const { id, action } = parseTarget(c.req.param('target'), []);
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     return dataResponse(c.get('requestId'), 200, await store.getSubscription(who, id));
+  });
+
+  app.get('/v1/subscriptions/:id/history', async (c) => {
+    const who = await principal(c.req.raw, 'events:read');
+    const query = parseQuery(c.req.url, ['limit', 'cursor']);
+    const { id, action } = parseTarget(c.req.param('id'), []);
+    if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
+    const limit = parseLimit(query.limit);
+    const cursor = parseCursor(query.cursor);
+    return dataResponse(c.get('requestId'), 200, await store.listHistory(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) }));
   });
 
   app.post('/v1/subscriptions/:target', async (c) => {

@@ -19,6 +19,7 @@ import type { BootstrapInput, BootstrapResult, Principal } from './principal.ts'
 import * as results from './results.ts';
 import { oldestResults, prune, type PruneOptions, type PruneReport } from './retention.ts';
 import * as health from './health.ts';
+import { listHistory } from './history.ts';
 import { sweepExpiredLeases, type SweepReport } from './sweep.ts';
 import { TrackedDatabase } from './tracked.ts';
 import type { ResultInput } from './results.ts';
@@ -195,6 +196,11 @@ export class Store {
   /** Backlog per non-retired subscription (at most `limit`), one query: for the metrics. */
   backlog(limit: number): Promise<health.BacklogRow[]> {
     return health.backlog(this.db, limit);
+  }
+
+  /** The subscription's audit trail, newest first. */
+  listHistory(principal: Principal, args: { subscriptionId: string; limit: number; cursor?: string }): Promise<Page<Record<string, unknown>>> {
+    return listHistory(this.db, this.cursors, principal, args);
   }
 
   // --- deliveries -----------------------------------------------------------------------------
