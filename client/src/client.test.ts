@@ -91,6 +91,7 @@ describe('management client', () => {
       [`POST /base/v1/subscriptions/${SUB_ID}:configure`]: { subscription: subscription({ revision: '2', enabled: false }), deduplicated: false },
       [`POST /base/v1/subscriptions/${SUB_ID}:retire`]: { subscription: subscription({ revision: '3', retired_at: '2026-09-17T10:00:00Z', retired_sequence: '12' }), deduplicated: false },
       [`GET /base/v1/subscriptions/${SUB_ID}/deliveries`]: { items: [delivery] },
+      [`GET /base/v1/subscriptions/${SUB_ID}/history`]: { items: [{ id: REQUEST_ID, action: 'pause', reason: 'maintenance', revision: '2', created_at: '2026-09-17T10:00:00Z' }] },
       [`POST /base/v1/subscriptions/${SUB_ID}/deliveries/${delivery.id}:retry`]: { delivery: { ...delivery, state: 'PENDING', attempt_budget: 4 }, deduplicated: false },
     };
     const { client, sent } = scripted((s) => {
@@ -104,6 +105,7 @@ describe('management client', () => {
     await client.retireSubscription(SUB_ID, 'k3', { expected_revision: '2', reason: 'done' });
     await client.listEventDeliveries(SUB_ID, { state: 'EXPIRED', limit: 10 });
     await client.listEventDeliveries(SUB_ID);
+    await client.listSubscriptionHistory(SUB_ID, { limit: 3, cursor: 'c' });
     await client.retryEventDelivery(SUB_ID, delivery.id, 'k4', { expected_revision: '3', reason: 'fixed', additional_attempts: 2 });
     expect(sent.map((s) => `${s.method} ${s.url.replace('http://orbit.test', '')}`)).toEqual([
       `GET /base/v1/subscriptions?queue_id=${QUEUE}&limit=5&cursor=abc%2F%2B%3D`,
@@ -112,6 +114,7 @@ describe('management client', () => {
       `POST /base/v1/subscriptions/${SUB_ID}:retire`,
       `GET /base/v1/subscriptions/${SUB_ID}/deliveries?limit=10&state=EXPIRED`,
       `GET /base/v1/subscriptions/${SUB_ID}/deliveries`,
+      `GET /base/v1/subscriptions/${SUB_ID}/history?limit=3&cursor=c`,
       `POST /base/v1/subscriptions/${SUB_ID}/deliveries/${delivery.id}:retry`,
     ]);
     expect(sent.filter((s) => s.method === 'GET').every((s) => s.headers['idempotency-key'] === undefined && s.body === undefined)).toBe(true);

@@ -16,6 +16,7 @@ import {
   validateHealthEnvelope,
   validatePublishResultEnvelope,
   validateSubscriptionEnvelope,
+  validateSubscriptionHistoryEnvelope,
   validateSubscriptionListEnvelope,
   validateSubscriptionResultEnvelope,
   type ConfigureSubscriptionRequest,
@@ -27,13 +28,14 @@ import {
   type RetireSubscriptionRequest,
   type RetryDeliveryRequest,
   type Subscription,
+  type SubscriptionHistoryEntry,
 } from '@orbit/generated';
 import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
 import { OrbitTransportError, invalidArgument, serverError } from './errors.ts';
 import { eventRawPaths, isId, readDocument, type ResultEvent, type Validator } from './wire.ts';
 import type { OrbitError } from '@orbit/spec/errors';
 
-export type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest, RetryDeliveryRequest, DeliveryState };
+export type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest, RetryDeliveryRequest, DeliveryState, SubscriptionHistoryEntry };
 
 /** The receipt of create, configure and retire (`deduplicated` is true on a replay of the same key). */
 export interface SubscriptionResult {
@@ -49,6 +51,11 @@ export interface SubscriptionPage {
 
 export interface DeliveryPage {
   readonly items: EventDelivery[];
+  readonly next_cursor?: string;
+}
+
+export interface HistoryPage {
+  readonly items: SubscriptionHistoryEntry[];
   readonly next_cursor?: string;
 }
 
@@ -115,6 +122,23 @@ export interface ListDeliveriesQuery {
   readonly limit?: number;
   readonly cursor?: string;
 }
+
+export interface ListHistoryQuery {
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+/** Yields the items of page after page, following `next_cursor` until the last page. */
+async function* everyPage<T>(page: (cursor: string | undefined) => Promise<{ readonly items: T[]; readonly next_cursor?: string }>): AsyncGenerator<T, void, undefined> {
+  let cursor: string | undefined;
+  do {
+    const current = await page(cursor);
+    yield* current.items;
+    cursor = current.next_cursor;
+  } while (cursor !== undefined);
+}
+
+const withCursor = (cursor: string | undefined): { cursor?: string } => (cursor !== undefined ? { cursor } : {});
 
 interface Operation {
   readonly name: string;
@@ -219,13 +243,8 @@ export class OrbitClient {
   }
 
   /** Every subscription of the queue, page after page (an operational listing, not a snapshot). */
-  async *iterateSubscriptions(query: Omit<ListSubscriptionsQuery, 'cursor'>, options?: CallOptions): AsyncGenerator<Subscription, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listSubscriptions({ ...query, ...(cursor !== undefined ? { cursor } : {}) }, options);
-      yield* page.items;
-      cursor = page.next_cursor;
-    } while (cursor !== undefined);
+  iterateSubscriptions(query: Omit<ListSubscriptionsQuery, 'cursor'>, options?: CallOptions): AsyncGenerator<Subscription, void, undefined> {
+    return everyPage((cursor) => this.listSubscriptions({ ...query, ...withCursor(cursor) }, options));
   }
 
   /** GET /v1/subscriptions/{id} (`events:read`): the current configuration and usage. */
@@ -271,6 +290,32 @@ export class OrbitClient {
     ).then((e) => e.data);
   }
 
+  /**
+   * GET /v1/subscriptions/{id}/history (`events:read`, Orbit's extension): one page of the audit
+   * trail (create, pause, resume, retire, delivery retry, each with its reason), newest first.
+   */
+  listSubscriptionHistory(id: string, query: ListHistoryQuery = {}, options?: CallOptions): Promise<HistoryPage> {
+    return this.#call<{ data: HistoryPage }>(
+      {
+        name: 'ListSubscriptionHistory',
+        method: 'GET',
+        path: `/v1/subscriptions/${checkId('subscription id', id)}/history`,
+        query: [
+          ['limit', query.limit],
+          ['cursor', query.cursor],
+        ],
+        validate: validateSubscriptionHistoryEnvelope,
+        okStatus: [200],
+      },
+      options,
+    ).then((e) => e.data);
+  }
+
+  /** The whole configuration history of the subscription, page after page. */
+  iterateSubscriptionHistory(id: string, query: Omit<ListHistoryQuery, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<SubscriptionHistoryEntry, void, undefined> {
+    return everyPage((cursor) => this.listSubscriptionHistory(id, { ...query, ...withCursor(cursor) }, options));
+  }
+
   // --- deliveries (seed §4) ----------------------------------------------------------------------
 
   /** GET /v1/subscriptions/{id}/deliveries (`events:read`): one page, newest first, optionally one state. */
@@ -293,13 +338,8 @@ export class OrbitClient {
   }
 
   /** Every materialized delivery of the subscription, page after page. */
-  async *iterateEventDeliveries(id: string, query: Omit<ListDeliveriesQuery, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<EventDelivery, void, undefined> {
-    let cursor: string | undefined;
-    do {
-      const page = await this.listEventDeliveries(id, { ...query, ...(cursor !== undefined ? { cursor } : {}) }, options);
-      yield* page.items;
-      cursor = page.next_cursor;
-    } while (cursor !== undefined);
+  iterateEventDeliveries(id: string, query: Omit<ListDeliveriesQuery, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<EventDelivery, void, undefined> {
+    return everyPage((cursor) => this.listEventDeliveries(id, { ...query, ...withCursor(cursor) }, options));
   }
 
   /** GET /v1/subscriptions/{id}/deliveries/{delivery_id} (`events:read`): the delivery and its event (never a lease secret). */

@@ -53,6 +53,18 @@ describe.each(STORES)('management client on %s', (kind) => {
     const resumed = await client.configureSubscription(current.id, key('resume'), { expected_revision: again.revision, enabled: true, reason: 'maintenance over' });
     expect(resumed.subscription).toMatchObject({ enabled: true, revision: '3' });
     expect(toBigInt(resumed.subscription.revision)).toBe(3n);
+
+    // The history has each operation once (the replayed pause is not repeated), newest first.
+    const page = await client.listSubscriptionHistory(current.id, { limit: 2 });
+    expect(page.items.map((e) => e.action)).toEqual(['resume', 'pause']);
+    expect(page.next_cursor).toBeTypeOf('string');
+    const history = [];
+    for await (const entry of client.iterateSubscriptionHistory(current.id, { limit: 1 })) history.push([entry.action, entry.revision, entry.reason]);
+    expect(history).toEqual([
+      ['resume', '3', 'maintenance over'],
+      ['pause', '2', 'receiver maintenance'],
+      ['create', '1', ''],
+    ]);
   });
 
   it('MUST list one page at a time and iterate all pages, newest first', async () => {

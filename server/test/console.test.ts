@@ -235,7 +235,8 @@ describe('operations console in Chromium (sqlite)', () => {
   it('pauses a subscription; a lost answer is retried with the same Idempotency-Key', async () => {
     await page.getByRole('link', { name: 'orders-results' }).click();
     await page.getByRole('heading', { name: /Subscription orders-results/ }).waitFor();
-    await page.locator('#history-note', { hasText: 'needs an API endpoint' }).waitFor();
+    await page.locator('#history-table tbody tr[data-action="create"]').waitFor();
+    expect(await page.locator('#history-table tbody tr').count()).toBe(1);
 
     // The first configure reaches the server, but its answer is cut off on the way back.
     const keys: string[] = [];
@@ -268,6 +269,12 @@ describe('operations console in Chromium (sqlite)', () => {
     expect(await inPage("sessionStorage.getItem('orbit.console.operations')")).toBeNull();
     expect(await get(`/v1/subscriptions/${orders.id}`)).toMatchObject({ enabled: false, revision: '2' });
     await page.getByRole('button', { name: 'Resume subscription' }).waitFor();
+    // The history shows the pause once, with its reason, above the creation.
+    await page.locator('#history-table tbody tr:first-child[data-action="pause"]').waitFor();
+    expect(await page.locator('#history-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 4).map((td) => td.textContent)))).toEqual([
+      ['Paused', '2', 'receiver maintenance'],
+      ['Created', '1', '—'],
+    ]);
     await shot('subscription');
   });
 
@@ -282,7 +289,7 @@ describe('operations console in Chromium (sqlite)', () => {
     expect(await conflict.locator('.error-message').innerText()).not.toBe('');
     await shot('conflict');
     await conflict.getByRole('button', { name: 'Reload current state' }).click();
-    await page.locator('#history-note', { hasText: 'Current revision 4,' }).waitFor();
+    await page.locator('#history-table tbody tr:first-child[data-action="pause"] td.num', { hasText: /^4$/ }).waitFor();
     await page.getByRole('button', { name: 'Resume subscription' }).waitFor();
     expect(await get(`/v1/subscriptions/${orders.id}`)).toMatchObject({ enabled: false, revision: '4' });
   });
@@ -324,6 +331,10 @@ describe('operations console in Chromium (sqlite)', () => {
 
   it('draws the backlog as an SVG bar chart with the counts of the API', async () => {
     await page.getByRole('link', { name: 'Subscription', exact: true }).click();
+    // The retry from the delivery page is in the subscription's history.
+    const retried = page.locator('#history-table tbody tr:first-child[data-action="retry"]');
+    await retried.waitFor();
+    expect(await retried.locator('td').nth(3).textContent()).toBe('receiver persistence failure repaired');
     await page.getByRole('link', { name: 'Backlog chart' }).click();
     await page.locator('#backlog-result[aria-busy="false"]').waitFor();
     expect(await page.locator('svg#backlog-chart').getAttribute('role')).toBe('img');

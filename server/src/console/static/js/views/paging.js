@@ -4,14 +4,14 @@
 
 import { h } from '../dom.js';
 
-export function createPager(load) {
+export function createPager(load, label = 'Pages') {
   const cursors = [undefined];
   let index = 0;
   let next;
   const previousButton = h('button', { type: 'button', class: 'button button-secondary', disabled: true }, 'Previous page');
   const nextButton = h('button', { type: 'button', class: 'button button-secondary', disabled: true }, 'Next page');
   const state = h('span', { class: 'pager-state', 'aria-live': 'polite' });
-  const controls = h('nav', { class: 'pager', 'aria-label': 'Pages' }, previousButton, state, nextButton);
+  const controls = h('nav', { class: 'pager', 'aria-label': label }, previousButton, state, nextButton);
 
   async function go(target) {
     const forward = target === index + 1;

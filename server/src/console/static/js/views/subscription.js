@@ -1,9 +1,11 @@
-// One subscription: configuration, pause/resume, retire, and its deliveries filtered by state.
+// One subscription: configuration and its history, pause/resume, retire, and its deliveries
+// filtered by state.
 
 import { apiRequest, idSegment, withQuery } from '../api.js';
 import { badge, breadcrumbs, clear, fields, h, id, loading, pageHeading, stateBadge, time } from '../dom.js';
 import { errorPanel } from '../errors.js';
 import { perform, reasonField } from './actions.js';
+import { historySection } from './history.js';
 import { createPager } from './paging.js';
 
 export const STATES = ['PENDING', 'LEASED', 'ACKED', 'EXPIRED'];
@@ -31,9 +33,7 @@ function configuration(sub) {
       ['updated_at', time(sub.updated_at)],
       ['retired_at', sub.retired_at ? time(sub.retired_at) : undefined],
       ['retired_sequence', sub.retired_sequence],
-    ]),
-    h('h3', null, 'Configuration history'),
-    h('p', { id: 'history-note' }, `Current revision ${sub.revision}, last changed ${sub.updated_at}. The management API does not expose earlier revisions or their reasons yet, so the history of pauses and resumes cannot be shown here; it needs an API endpoint first.`));
+    ]));
 }
 
 function actions(ctx, sub) {
@@ -161,6 +161,7 @@ export async function subscriptionView(ctx, subscriptionId) {
   heading.replaceChildren(`Subscription ${sub.name} `, statusBadges(sub));
   crumbs.replaceWith(breadcrumbs([['Subscriptions', `#/queues/${sub.queue_id}`], [sub.name, '']]));
   const list = deliveries(ctx, sub);
-  body.replaceChildren(configuration(sub), actions(ctx, sub), list.section);
-  await list.load();
+  const history = historySection(ctx, sub);
+  body.replaceChildren(configuration(sub), history.section, actions(ctx, sub), list.section);
+  await Promise.all([history.load(), list.load()]);
 }
