@@ -20,6 +20,7 @@ export const AREAS = [
   'ack',
   'heartbeat',
   'retire',
+  'history',
   'retention',
   'faults',
 ] as const;
@@ -38,6 +39,7 @@ export const FEATURES = {
   'connection-limit': 'the suite may open limits.maxConnections event connections to one node',
   'subscription-limit': 'the suite may fill the namespace of the full credential up to 64 subscriptions (the namespace holds nothing else)',
   'request-timeout': 'the suite may hold a request open for timing.requestTimeoutMs to observe the server-side timeout',
+  history: "the server implements Orbit's configuration history GET /v1/subscriptions/{id}/history (an extension to the seed)",
 } as const;
 export type Feature = keyof typeof FEATURES;
 

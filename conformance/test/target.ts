@@ -25,7 +25,7 @@ export const SERVER_ENV: Record<string, string> = {
 export const SUITE_SETTINGS = {
   timing: { leaseDurationMs: 1000, heartbeatIntervalMs: 400, idleTimeoutMs: 1500, helloTimeoutMs: 1000, writeTimeoutMs: 2000, requestTimeoutMs: 1500, quietMs: 400 },
   limits: { maxConnections: 12 },
-  features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout'],
+  features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history'],
 };
 
 export interface Target {

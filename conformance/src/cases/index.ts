@@ -9,6 +9,7 @@ import { deliveryCases } from './deliveries.ts';
 import { envelopeCases } from './envelope.ts';
 import { faultCases } from './faults.ts';
 import { heartbeatCases } from './heartbeat.ts';
+import { historyCases } from './history.ts';
 import { idempotencyCases } from './idempotency.ts';
 import { jsonCases } from './json.ts';
 import { retentionCases } from './retention.ts';
@@ -30,6 +31,7 @@ export const ALL_CASES: readonly ConformanceCase[] = Object.freeze([
   ...ackCases,
   ...heartbeatCases,
   ...retireCases,
+  ...historyCases,
   ...retentionCases,
   ...faultCases,
 ]);
