@@ -349,6 +349,58 @@ describe('operations console in Chromium (sqlite)', () => {
     await shot('backlog');
   });
 
+  it('stays on server-side pages for a subscription with 100,000 deliveries', async () => {
+    // Seeded straight into the store: 99,000 ACKED, 500 PENDING and 500 EXPIRED deliveries.
+    const huge = await subscribe('huge-history', { max_pending: 1000 });
+    const states = (i: number): string => (i < 500 ? 'PENDING' : i < 1000 ? 'EXPIRED' : 'ACKED');
+    const started = Date.now();
+    await store.db.transaction(async (tx) => {
+      for (let from = 0; from < 100_000; from += 1000) {
+        const rows = Array.from({ length: 1000 }, (_, k) => from + k);
+        await tx.run(
+          `INSERT INTO deliveries (id, subscription_id, sequence, event_id, revision, state, created_at, available_at, lease_epoch, lease_until, lease_digest, lease_session, attempts, attempt_budget, acknowledged_at) VALUES ${rows.map(() => '(?, ?, ?, ?, 1, ?, ?, ?, 1, NULL, NULL, NULL, 1, 1, NULL)').join(', ')}`,
+          rows.flatMap((i) => [hex32(), huge.id, 1_000_000 + i, hex32(), states(i), started - 100_000 + i, started]),
+        );
+      }
+    });
+    const requests: URL[] = [];
+    const record = (request: { url(): string }): void => {
+      const url = new URL(request.url());
+      if (url.pathname.startsWith('/v1/')) requests.push(url);
+    };
+    page.on('request', record);
+    try {
+      const opened = Date.now();
+      await page.goto(`${base}/console#/subscriptions/${huge.id}`);
+      await page.locator('#deliveries-table tbody tr').nth(19).waitFor();
+      await page.locator('#history-table tbody tr[data-action="create"]').waitFor();
+      const firstPaint = Date.now() - opened;
+      expect(await page.locator('#deliveries-table tbody tr').count()).toBe(20);
+      // Newest first: the last seeded delivery heads the list.
+      expect(await page.locator('#deliveries-table tbody tr td').first().innerText()).toBe('1099999');
+      await page.getByRole('navigation', { name: 'Pages', exact: true }).getByRole('button', { name: 'Next page' }).click();
+      await page.locator('.pager-state', { hasText: 'Page 2 · 20 on this page' }).waitFor();
+      expect(await page.locator('#deliveries-table tbody tr td').first().innerText()).toBe('1099979');
+
+      await page.getByRole('link', { name: 'Backlog chart' }).click();
+      await page.locator('#backlog-result[aria-busy="false"]').waitFor();
+      expect(await page.locator('#backlog-table tr[data-state="ACKED"] td').innerText()).toBe('≥ 1000');
+      expect(await page.locator('#backlog-table tr[data-state="PENDING"] td').innerText()).toBe('500');
+      expect(await page.locator('#backlog-table tr[data-state="EXPIRED"] td').innerText()).toBe('500');
+
+      // Every request asked the server for one page of at most 100 items, and there were few of them:
+      // the page (subscription, history, deliveries, next page) and the backlog at its default bound
+      // of 1,000 per state (10 pages of ACKED, 5 of PENDING and of EXPIRED, 1 of LEASED, plus the
+      // subscription and the queue's subscriptions).
+      const lists = requests.filter((url) => url.pathname.endsWith('/deliveries') || url.pathname.endsWith('/history') || url.pathname === '/v1/subscriptions');
+      for (const url of lists) expect(Number(url.searchParams.get('limit') ?? '20'), url.href).toBeLessThanOrEqual(100);
+      expect(requests.length).toBeLessThanOrEqual(4 + 2 + 10 + 5 + 5 + 1);
+      console.info(`console on 100,000 deliveries: first page in ${firstPaint} ms, ${requests.length} API requests in all`);
+    } finally {
+      page.off('request', record);
+    }
+  }, 60_000);
+
   it('works on a narrow screen and forgets the token on request', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/console#/queues/${queueId}`);
