@@ -16,7 +16,7 @@ import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../http/
 import type { Principal, Store } from '../store/store.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import { PROTOCOL } from './frames.ts';
-import { Batcher } from './batcher.ts';
+import { Batcher } from '../store/batcher.ts';
 import { ClaimPool } from './scheduler.ts';
 import { CLOSE, Session, type SessionDeps } from './session.ts';
 

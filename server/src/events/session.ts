@@ -13,7 +13,7 @@ import type { Principal, Store } from '../store/store.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import type { AckOutcome, AckRequest, ClaimOutcome, Claimed } from '../store/claims.ts';
-import type { Batcher } from './batcher.ts';
+import type { Batcher } from '../store/batcher.ts';
 import type { Claimant, ClaimPool } from './scheduler.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
 import { readClientFrame, type ClientFrame } from './envelope.ts';

@@ -8,7 +8,7 @@
  */
 import { OrbitError } from '@orbit/spec/errors';
 import { stringify, trustedRawJson } from '@orbit/spec/codec';
-import type { Database, Sql } from './sql.ts';
+import type { Database, Row, Sql } from './sql.ts';
 import { isUniqueViolation } from './sql.ts';
 
 export interface Receipt {
@@ -32,19 +32,26 @@ export interface Outcome {
   readonly data: Record<string, unknown>;
 }
 
+/**
+ * The answer to a request whose key already has a stored receipt: the receipt with
+ * `deduplicated: true` when the content is the same, IDEMPOTENCY_CONFLICT when it is not.
+ */
+export function replayOf(record: Row, digest: string): Receipt {
+  if (String(record.request_digest) !== digest) {
+    throw new OrbitError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with different content');
+  }
+  const text = String(record.response);
+  // The stored text is the original `data` object; close it with the replay flag.
+  return { status: 200, data: trustedRawJson(`${text.slice(0, -1)},"deduplicated":true}`) };
+}
+
 async function replay(tx: Sql, scope: IdempotencyScope): Promise<Receipt | null> {
   const [row] = await tx.all('SELECT request_digest, response FROM idempotency_records WHERE credential_id = ? AND scope = ? AND idem_key = ?', [
     scope.credentialId,
     scope.scope,
     scope.key,
   ]);
-  if (!row) return null;
-  if (String(row.request_digest) !== scope.digest) {
-    throw new OrbitError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with different content');
-  }
-  const text = String(row.response);
-  // The stored text is the original `data` object; close it with the replay flag.
-  return { status: 200, data: trustedRawJson(`${text.slice(0, -1)},"deduplicated":true}`) };
+  return row ? replayOf(row, scope.digest) : null;
 }
 
 export async function idempotent(db: Database, scope: IdempotencyScope, operation: (tx: Sql) => Promise<Outcome>): Promise<Receipt> {

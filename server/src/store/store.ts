@@ -8,11 +8,12 @@ import type { DeliveryState, RedeliveryPolicy } from '../domain/delivery.ts';
 import { PageCursors } from '../domain/page-cursor.ts';
 import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
-import { idempotent } from './idempotency.ts';
-import { eventJson, subscriptionJson } from './records.ts';
+import { Batcher } from './batcher.ts';
+import { subscriptionJson } from './records.ts';
 import type { Receipt } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
+import { appendedAny, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
 import type { Page } from './paging.ts';
 import * as principals from './principal.ts';
 import type { BootstrapInput, BootstrapResult, Principal } from './principal.ts';
@@ -38,6 +39,15 @@ async function deploymentSecret(db: Database): Promise<string> {
 
 export class Store {
   private appendListeners = new Set<() => void>();
+  /** Publishes through the seam that arrive together commit together (see `publish.ts`). */
+  private readonly publishes = new Batcher<PublishRequest, PublishOutcome>(
+    async (requests) => {
+      const outcomes = await publishAll(this.db, requests);
+      if (appendedAny(outcomes)) this.notifyAppended();
+      return outcomes;
+    },
+    { weigh: publishWeight, maxWeight: MAX_GROUP_BYTES },
+  );
 
   private constructor(
     /** The database, counting operations in flight (see `drain`). */
@@ -113,16 +123,12 @@ export class Store {
     return rows;
   }
 
-  /** The HTTP seam: one idempotent append, scoped to the credential and queue. */
+  /** The HTTP seam: one idempotent append, scoped to the credential and queue, committed in a group. */
   async publishResult(principal: Principal, queueId: string, key: string, digest: string, input: ResultInput): Promise<Receipt> {
     await subscriptions.requireQueue(this.db, principal, queueId);
-    const scope = { credentialId: principal.credentialId, scope: `publish:${queueId}`, key, digest };
-    const receipt = await idempotent(this.db, scope, async (tx) => {
-      const [row] = await results.appendResults(tx, [input], Date.now());
-      return { status: 201, data: { event: eventJson(row!) } };
-    });
-    if (receipt.status === 201) this.notifyAppended();
-    return receipt;
+    const outcome = await this.publishes.submit({ scope: { credentialId: principal.credentialId, scope: `publish:${queueId}`, key, digest }, input });
+    if ('error' in outcome) throw outcome.error;
+    return outcome.receipt;
   }
 
   /** Removes results below `beforeSequence` (retention); see `retention.ts`. */
@@ -171,7 +177,7 @@ export class Store {
     return claims.claim(this.db, request);
   }
 
-  /** Acknowledges a group of proofs in one transaction; see `events/ack-batcher.ts`. */
+  /** Acknowledges a group of proofs in one transaction; see `batcher.ts`. */
   acknowledgeAll(requests: readonly claims.AckRequest[]): Promise<claims.AckOutcome[]> {
     return claims.acknowledgeAll(this.db, requests);
   }

@@ -6,14 +6,25 @@
  * timer.
  */
 
+export interface GroupLimits<Request> {
+  /** Requests per group. */
+  readonly maxGroup?: number;
+  /** The size of a request (e.g. its bytes); a group stays within `maxWeight` unless it is one request. */
+  readonly weigh?: (request: Request) => number;
+  readonly maxWeight?: number;
+}
+
 export class Batcher<Request, Result> {
   private queue: Array<{ request: Request; resolve: (r: Result) => void; reject: (e: unknown) => void }> = [];
   private running = false;
+  private readonly maxGroup: number;
 
   constructor(
     private readonly commit: (requests: readonly Request[]) => Promise<Result[]>,
-    private readonly maxGroup = 64,
-  ) {}
+    private readonly limits: GroupLimits<Request> = {},
+  ) {
+    this.maxGroup = limits.maxGroup ?? 64;
+  }
 
   submit(request: Request): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
@@ -25,7 +36,7 @@ export class Batcher<Request, Result> {
   private async drain(): Promise<void> {
     this.running = true;
     while (this.queue.length > 0) {
-      const group = this.queue.splice(0, this.maxGroup);
+      const group = this.queue.splice(0, this.groupSize());
       try {
         const results = await this.commit(group.map((g) => g.request));
         group.forEach((g, i) => g.resolve(results[i]!));
@@ -34,5 +45,19 @@ export class Batcher<Request, Result> {
       }
     }
     this.running = false;
+  }
+
+  /** How many queued requests the next group takes: at least one, then within both limits. */
+  private groupSize(): number {
+    const { weigh, maxWeight } = this.limits;
+    if (!weigh || maxWeight === undefined) return this.maxGroup;
+    let size = 1;
+    let weight = weigh(this.queue[0]!.request);
+    while (size < this.maxGroup && size < this.queue.length) {
+      weight += weigh(this.queue[size]!.request);
+      if (weight > maxWeight) break;
+      size++;
+    }
+    return size;
   }
 }

@@ -1,0 +1,120 @@
+/**
+ * @module
+ * Publishing through the result seam with group commit. Every publish is idempotent on its own
+ * key, but publishes that arrive together share one transaction: one lock of the head row, one
+ * multi-row INSERT of results, one of receipts, one durable commit. Without this the head row
+ * serializes every publish behind its own commit.
+ *
+ * A group never half-commits: a receipt is written in the transaction of its result. When another
+ * node commits one of the group's keys first (a unique violation), the group is rolled back and
+ * each publish runs alone through `idempotent`, which replays that node's receipt.
+ */
+import { RawJson, stringify } from '@orbit/spec/codec';
+import { idempotent, replayOf, type IdempotencyScope, type Receipt } from './idempotency.ts';
+import { eventJson } from './records.ts';
+import { appendResults, type ResultInput } from './results.ts';
+import { isUniqueViolation, type Database, type Row, type Sql } from './sql.ts';
+
+export interface PublishRequest {
+  readonly scope: IdempotencyScope;
+  readonly input: ResultInput;
+}
+
+/** Each publish's own answer; an error (IDEMPOTENCY_CONFLICT) belongs to that publish alone. */
+export type PublishOutcome = { readonly receipt: Receipt } | { readonly error: unknown };
+
+/** A publish's share of a group, in bytes: its result and details, stored twice (result and receipt). */
+export function publishWeight(request: PublishRequest): number {
+  const bytes = (value: ResultInput['details'] | ResultInput['result']): number =>
+    value === undefined ? 0 : Buffer.byteLength(value instanceof RawJson ? value.text : stringify(value));
+  return 2 * (bytes(request.input.details) + bytes(request.input.result)) + 1024;
+}
+
+/** Bytes of results per group: well below MySQL's default 16 MiB max_allowed_packet. */
+export const MAX_GROUP_BYTES = 4 * 1024 * 1024;
+
+const identity = (s: IdempotencyScope): string => `${s.credentialId}\u0000${s.scope}\u0000${s.key}`;
+
+/** Publishes alone, as the seam did before groups: the key is reserved before the append. */
+function publishAlone(db: Database, request: PublishRequest): Promise<PublishOutcome> {
+  return idempotent(db, request.scope, async (tx) => {
+    const [row] = await appendResults(tx, [request.input], Date.now());
+    return { status: 201, data: { event: eventJson(row!) } };
+  }).then(
+    (receipt) => ({ receipt }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+async function storedReceipts(tx: Sql, scopes: readonly IdempotencyScope[]): Promise<Map<string, Row>> {
+  const where = scopes.map(() => '(credential_id = ? AND scope = ? AND idem_key = ?)').join(' OR ');
+  const rows = await tx.all(`SELECT credential_id, scope, idem_key, request_digest, response FROM idempotency_records WHERE ${where}`, scopes.flatMap((s) => [s.credentialId, s.scope, s.key]));
+  return new Map(rows.map((r) => [`${String(r.credential_id)}\u0000${String(r.scope)}\u0000${String(r.idem_key)}`, r]));
+}
+
+/** One transaction for publishes with distinct keys. */
+function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[]> {
+  return db.transaction(async (tx) => {
+    const stored = await storedReceipts(tx, group.map((r) => r.scope));
+    const outcomes: PublishOutcome[] = new Array(group.length);
+    const fresh: number[] = [];
+    group.forEach((request, i) => {
+      const record = stored.get(identity(request.scope));
+      if (!record) return fresh.push(i);
+      try {
+        outcomes[i] = { receipt: replayOf(record, request.scope.digest) };
+      } catch (error) {
+        outcomes[i] = { error };
+      }
+    });
+    if (fresh.length === 0) return outcomes;
+    const now = Date.now();
+    const rows = await appendResults(tx, fresh.map((i) => group[i]!.input), now);
+    const receipts = rows.map((row) => ({ event: eventJson(row) }));
+    await tx.run(
+      `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES ${fresh.map(() => '(?, ?, ?, ?, 201, ?, ?)').join(', ')}`,
+      fresh.flatMap((i, k) => {
+        const { credentialId, scope, key, digest } = group[i]!.scope;
+        return [credentialId, scope, key, digest, stringify(receipts[k]!), now];
+      }),
+    );
+    fresh.forEach((i, k) => {
+      outcomes[i] = { receipt: { status: 201, data: { ...receipts[k]!, deduplicated: false } } };
+    });
+    return outcomes;
+  });
+}
+
+/**
+ * Publishes a group and answers each request. The first request of each key goes in the group;
+ * a repeat of a key within the group waits for it and then replays (or conflicts) like any replay.
+ */
+export async function publishAll(db: Database, requests: readonly PublishRequest[]): Promise<PublishOutcome[]> {
+  const seen = new Set<string>();
+  const leaders: number[] = [];
+  const repeats: number[] = [];
+  requests.forEach((request, i) => {
+    const id = identity(request.scope);
+    (seen.has(id) ? repeats : leaders).push(i);
+    seen.add(id);
+  });
+  const outcomes: PublishOutcome[] = new Array(requests.length);
+  const group = leaders.map((i) => requests[i]!);
+  let answers: PublishOutcome[];
+  try {
+    answers = await commitGroup(db, group);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    answers = await Promise.all(group.map((request) => publishAlone(db, request)));
+  }
+  leaders.forEach((i, k) => {
+    outcomes[i] = answers[k]!;
+  });
+  for (const i of repeats) outcomes[i] = await publishAlone(db, requests[i]!);
+  return outcomes;
+}
+
+/** Whether any outcome appended a result (a 201), so that waiting sessions should look again. */
+export function appendedAny(outcomes: readonly PublishOutcome[]): boolean {
+  return outcomes.some((o) => 'receipt' in o && o.receipt.status === 201);
+}

@@ -1,0 +1,139 @@
+/**
+ * Group commit of the result seam on both stores: publishes that arrive together share one
+ * transaction, yet each keeps its own idempotency — a repeat replays, other content under a used
+ * key conflicts, and two stores (two nodes) racing on the same keys append each key once.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OrbitError } from '@orbit/spec/errors';
+import { RawJson, stringify } from '@orbit/spec/codec';
+import type { Principal } from '../src/store/principal.ts';
+import { Store } from '../src/store/store.ts';
+import { freshDatabase, STORES, type TestDatabase } from './harness.ts';
+
+const hex32 = (): string => randomBytes(16).toString('hex');
+
+describe.each(STORES)('publishing through the seam on %s', (kind) => {
+  let database: TestDatabase;
+  let store: Store;
+  let principal: Principal;
+  let queueId: string;
+
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    store = await Store.open(database.url);
+    const boot = await store.bootstrap({ namespace: 'ns', application: 'app', queues: ['q'], permissions: ['results:publish'] });
+    queueId = boot.queue_ids.q!;
+    principal = (await store.authenticate(boot.token))!;
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  /** What the HTTP route hands the store: the digest stands for the request's canonical content. */
+  const request = (key: string, content: string) =>
+    [principal, queueId, key, `digest-${content}`, { queueId, type: 'task.succeeded' as const, taskId: hex32(), taskRevision: '1', result: new RawJson(`{"content":"${content}"}`) }] as const;
+
+  async function resultCount(): Promise<number> {
+    const [row] = await store.db.all('SELECT COUNT(*) AS n FROM results');
+    return Number(row!.n);
+  }
+
+  it('commits concurrent publishes in groups; repeats replay and changed content conflicts', async () => {
+    const before = await resultCount();
+    const head = (await store.logPosition()).head;
+    let transactions = 0;
+    const transaction = store.db.transaction.bind(store.db);
+    store.db.transaction = ((fn, options) => {
+      transactions++;
+      return transaction(fn, options);
+    }) as typeof store.db.transaction;
+    try {
+      const keys = Array.from({ length: 200 }, (_, i) => `group-${i}-${hex32()}`);
+      // Every key once, then 40 repeats with the same content and 20 with other content, all at once.
+      const calls = [
+        ...keys.map((key, i) => ({ key, content: `c${i}`, kind: 'first' as const })),
+        ...keys.slice(0, 40).map((key, i) => ({ key, content: `c${i}`, kind: 'repeat' as const })),
+        ...keys.slice(40, 60).map((key) => ({ key, content: 'other', kind: 'conflict' as const })),
+      ];
+      const settled = await Promise.allSettled(calls.map((c) => store.publishResult(...request(c.key, c.content))));
+
+      const events = new Map<string, { sequence: string; id: string }>();
+      for (const [i, call] of calls.entries()) {
+        const outcome = settled[i]!;
+        if (call.kind === 'conflict') {
+          expect(outcome.status === 'rejected' && outcome.reason instanceof OrbitError && outcome.reason.code, call.key).toBe('IDEMPOTENCY_CONFLICT');
+          continue;
+        }
+        expect(outcome.status, call.key).toBe('fulfilled');
+        const receipt = (outcome as PromiseFulfilledResult<Awaited<ReturnType<Store['publishResult']>>>).value;
+        const data = JSON.parse(stringify(receipt.data)) as { event: { sequence: string; id: string; snapshot: { result: unknown } }; deduplicated: boolean };
+        if (call.kind === 'first') {
+          expect(receipt.status).toBe(201);
+          expect(data.deduplicated).toBe(false);
+          expect(data.event.snapshot.result).toEqual({ content: call.content });
+          events.set(call.key, data.event);
+        } else {
+          expect(receipt.status).toBe(200);
+          expect(data.deduplicated).toBe(true);
+          expect(data.event).toEqual(events.get(call.key));
+        }
+      }
+      // One result per key, on contiguous sequences right after the old head.
+      expect(await resultCount()).toBe(before + keys.length);
+      const sequences = [...events.values()].map((e) => BigInt(e.sequence)).sort((a, b) => (a < b ? -1 : 1));
+      expect(sequences).toEqual(keys.map((_, i) => head + BigInt(i + 1)));
+      expect((await store.logPosition()).head).toBe(head + BigInt(keys.length));
+      // Grouped: far fewer transactions than publishes (each repeat and conflict replays alone).
+      expect(transactions).toBeLessThan(keys.length / 2 + 60);
+    } finally {
+      store.db.transaction = transaction;
+    }
+  });
+
+  it('one key sent many times at once appends once; the same content replays, other content conflicts', async () => {
+    const before = await resultCount();
+    const key = `same-${hex32()}`;
+    const contents = ['a', 'a', 'b', 'a', 'b', 'a', 'a', 'b', 'a', 'a', 'b', 'a'];
+    const settled = await Promise.allSettled(contents.map((content) => store.publishResult(...request(key, content))));
+    expect(await resultCount()).toBe(before + 1);
+    const statuses = settled.map((s) => (s.status === 'fulfilled' ? s.value.status : s.reason instanceof OrbitError ? s.reason.code : String(s.reason)));
+    // The first request wins (it arrives first and goes alone); every later one replays it.
+    expect(statuses).toEqual(contents.map((c, i) => (i === 0 ? 201 : c === 'a' ? 200 : 'IDEMPOTENCY_CONFLICT')));
+  });
+
+  // Several nodes share MySQL only; two SQLite connections in one process would block each other.
+  if (kind === 'mysql') it('two stores (two nodes) racing on the same keys append each key once and answer every caller', async () => {
+    const other = await Store.open(database.url);
+    try {
+      const before = await resultCount();
+      const keys = Array.from({ length: 60 }, (_, i) => `race-${i}-${hex32()}`);
+      const bothNodes = keys.flatMap((key, i) => [store.publishResult(...request(key, `r${i}`)), other.publishResult(...request(key, `r${i}`))]);
+      const receipts = await Promise.all(bothNodes);
+      expect(await resultCount()).toBe(before + keys.length);
+      for (let i = 0; i < keys.length; i++) {
+        const [a, b] = [receipts[2 * i]!, receipts[2 * i + 1]!];
+        // One of the two appended (201); the other replayed the same event (200).
+        expect([a.status, b.status].sort()).toEqual([200, 201]);
+        const event = (r: typeof a): unknown => (JSON.parse(stringify(r.data)) as { event: unknown }).event;
+        expect(event(a)).toEqual(event(b));
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('splits large publishes into groups that fit a MySQL packet (16 MiB by default)', async () => {
+    // 40 results of 500 KiB arriving together: 20 MB in one INSERT would exceed the packet.
+    const large = 'x'.repeat(500 * 1024);
+    const before = await resultCount();
+    const receipts = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        store.publishResult(principal, queueId, `large-${i}-${hex32()}`, `digest-large-${i}`, { queueId, type: 'task.failed', taskId: hex32(), taskRevision: '1', result: new RawJson(`"${large}"`) }),
+      ),
+    );
+    expect(receipts.map((r) => r.status)).toEqual(Array(40).fill(201));
+    expect(await resultCount()).toBe(before + 40);
+  });
+});
