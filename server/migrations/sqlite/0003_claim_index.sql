@@ -1,0 +1,1 @@
+CREATE INDEX `deliveries_by_state` ON `deliveries` (`subscription_id`,`state`,`sequence`);
