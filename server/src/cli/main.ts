@@ -107,7 +107,7 @@ Operator console: ${url}/console (paste the token there)
 async function migrateCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { database: { type: 'string' }, config: { type: 'string' } }, strict: true });
   const store = await Store.open(databaseUrl(values));
-  console.log(JSON.stringify({ database: store.db.description, applied: store.migrations.applied, current: store.migrations.current }));
+  console.log(JSON.stringify({ database: store.db.description, ...store.migrations }));
   await store.close();
 }
 

@@ -3,7 +3,7 @@
  * Read-only queries for operations: readiness (the database answers and every migration this build
  * knows is applied) and the per-subscription backlog the metrics report at scrape time.
  */
-import { MIGRATIONS } from './schema.ts';
+import { pendingMigrations } from './migrations.ts';
 import { num, numOrNull, type Sql } from './sql.ts';
 
 export interface Readiness {
@@ -15,13 +15,14 @@ export interface Readiness {
 }
 
 /**
- * Ready when the database answers and every migration of this build is recorded. A database that is
- * ahead (a newer node migrated it) is ready too: migrations only add, so rolling upgrades work.
+ * Ready when the database answers and every migration of this build (`migrations.ts`) is recorded.
+ * A database that is ahead (a newer node migrated it) is ready too: migrations only add, so rolling
+ * upgrades work.
  */
 export async function readiness(db: Sql): Promise<Readiness> {
   const rows = await db.all<{ version: unknown }>('SELECT version FROM orbit_migrations');
   const applied = new Set(rows.map((r) => num(r.version)));
-  const missing = MIGRATIONS.filter((m) => !applied.has(m.version)).map((m) => m.version);
+  const missing = pendingMigrations(db.dialect, applied).map((m) => m.tag);
   if (missing.length > 0) return { ready: false, reason: 'database migrations are not current', detail: `not applied: ${missing.join(', ')}` };
   return { ready: true };
 }
