@@ -11,10 +11,11 @@ type Connection = BetterSqlite3.Database;
 
 function open(path: string): Connection {
   const db = new BetterSqlite3(path);
+  // First, so that switching a new file to WAL waits for another process doing the same.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
   db.defaultSafeIntegers(true);
   return db;
 }
