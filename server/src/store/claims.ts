@@ -62,7 +62,7 @@ export interface ClaimRequest {
  * position and the earliest lease end. Subqueries of a locking read are plain reads (InnoDB locks
  * only the subscription row), so appenders and ACKs do not wait for claims.
  */
-const CLAIM_CONTEXT = [
+export const CLAIM_CONTEXT = [
   '(SELECT head_sequence FROM result_head WHERE id = 1) AS head_sequence',
   '(SELECT retention_boundary FROM result_head WHERE id = 1) AS retention_boundary',
   "(SELECT MIN(lease_until) FROM deliveries l WHERE l.subscription_id = subscriptions.id AND l.state = 'LEASED') AS next_expiry",
