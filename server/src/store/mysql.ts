@@ -14,20 +14,38 @@ export interface MysqlOptions {
   readonly connectionLimit?: number;
 }
 
+/** mysql2's callback interface (the core pool or connection under the promise wrappers). */
+interface CallbackQueryable {
+  query(sql: string, values: unknown[], callback: (error: Error | null, result: unknown) => void): unknown;
+}
+
+/**
+ * Statements go through the callback interface: the promise wrapper captures a stack trace (a
+ * `new Error()`) on every query, which cost 6–8% of the server's CPU in the benchmark profiles.
+ */
+function query(target: CallbackQueryable, sql: string, params: readonly unknown[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    target.query(sql, params as unknown[], (error, result) => (error ? reject(error) : resolve(result)));
+  });
+}
+
 class Connection implements Sql {
   readonly dialect = 'mysql' as const;
-  constructor(private readonly conn: mysql.Pool | mysql.PoolConnection) {}
+  constructor(private readonly target: CallbackQueryable) {}
 
   async all<T extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    const [rows] = await this.conn.query(sql, params as unknown[]);
-    return rows as T[];
+    return (await query(this.target, sql, params)) as T[];
   }
 
   async run(sql: string, params: readonly unknown[] = []): Promise<{ changes: number }> {
-    const [result] = await this.conn.query(sql, params as unknown[]);
-    return { changes: (result as mysql.ResultSetHeader).affectedRows ?? 0 };
+    const result = (await query(this.target, sql, params)) as mysql.ResultSetHeader;
+    return { changes: result.affectedRows ?? 0 };
   }
 }
+
+/** The callback object under a promise pool or pool connection. */
+const core = (wrapper: mysql.Pool | mysql.PoolConnection): CallbackQueryable =>
+  ('pool' in wrapper ? wrapper.pool : wrapper.connection) as unknown as CallbackQueryable;
 
 export class MysqlDatabase implements Database {
   readonly dialect = 'mysql' as const;
@@ -52,7 +70,7 @@ export class MysqlDatabase implements Database {
       (conn as unknown as { query(sql: string): void }).query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
       (conn as unknown as { query(sql: string): void }).query("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'");
     });
-    this.direct = new Connection(this.pool);
+    this.direct = new Connection(core(this.pool));
   }
 
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -69,7 +87,7 @@ export class MysqlDatabase implements Database {
       const conn = await this.pool.getConnection();
       try {
         await conn.query('START TRANSACTION');
-        const result = await fn(new Connection(conn));
+        const result = await fn(new Connection(core(conn)));
         await conn.query('COMMIT');
         return result;
       } catch (error) {
