@@ -12,7 +12,7 @@ import { planMaterialization } from '../domain/materialize.ts';
 import type { Principal } from './principal.ts';
 import { DELIVERY_COLUMNS, eventJson, toDelivery, toSubscription, SUBSCRIPTION_SELECT, type SubscriptionRecord } from './records.ts';
 import { matchingResults } from './results.ts';
-import { big, numOrNull, PHRASES, type Database, type Row, type Sql } from './sql.ts';
+import { big, numOrNull, PHRASES, type Database, type Dialect, type Row, type Sql } from './sql.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
 /** Rows one claim examines at most, whatever the capacity: keeps each transaction short. */
@@ -58,6 +58,14 @@ export interface ClaimRequest {
 }
 
 /**
+ * A claim reads PENDING rows in sequence order and stops at its limit. The (subscription, state,
+ * sequence) index yields them in that order, so only the rows returned are read and locked. Left
+ * to choose, both planners took an index with `available_at` and sorted every PENDING row, which on
+ * MySQL also locked them all: the claim's slowest statement (4.9 ms p50 at 4 × 32, 2.4 with the hint).
+ */
+const CANDIDATE_INDEX: Readonly<Record<Dialect, string>> = { mysql: ' FORCE INDEX (deliveries_by_state)', sqlite: ' INDEXED BY deliveries_by_state' };
+
+/**
  * What a claim reads besides the subscription, in the same statement to save round trips: the log
  * position and the earliest lease end. Subqueries of a locking read are plain reads (InnoDB locks
  * only the subscription row), so appenders and ACKs do not wait for claims.
@@ -83,7 +91,7 @@ export async function claim(db: Database, request: ClaimRequest): Promise<ClaimO
     const cursor = await materialize(tx, subscription, position.head, now);
     // Locked: a late ACK may be settling one of these PENDING rows right now.
     const candidates = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${request.max + 1}${PHRASES[tx.dialect].forUpdate}`,
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries${CANDIDATE_INDEX[tx.dialect]} WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${request.max + 1}${PHRASES[tx.dialect].forUpdate}`,
       [subscription.id, now],
     );
     const leased = candidates

@@ -146,16 +146,15 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
       },
       (t) => [
         unique(t.subscription_id, t.sequence),
-        // Claims read (subscription, state, available_at): ACKED rows are never scanned.
-        index('deliveries_claim', t.subscription_id, t.state, t.available_at, t.sequence),
         index('deliveries_list', t.subscription_id, t.created_at, t.id),
         index('deliveries_list_state', t.subscription_id, t.state, t.created_at, t.id),
         // The lease sweep finds expired leases by (state, lease_until), and retention asks whether
         // a result still has a delivery that is not ACKED by (sequence, state).
         index('deliveries_expiry', t.state, t.lease_until),
         index('deliveries_by_sequence', t.sequence, t.state),
-        // A claim reads a subscription's PENDING rows in sequence order. Without this index MySQL
-        // walks the (subscription, sequence) key through the whole ACKED history, locking what it reads.
+        // A claim reads a subscription's PENDING rows in sequence order (claims.ts names this index).
+        // Without it MySQL walks the (subscription, sequence) key through the whole ACKED history,
+        // locking what it reads. It also serves pending counts and lease recovery.
         index('deliveries_by_state', t.subscription_id, t.state, t.sequence),
       ],
     ),
