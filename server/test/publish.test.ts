@@ -59,27 +59,36 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
       ];
       const settled = await Promise.allSettled(calls.map((c) => store.publishResult(...request(c.key, c.content))));
 
-      const events = new Map<string, { sequence: string; id: string }>();
-      for (const [i, call] of calls.entries()) {
+      // Each publish first reads its queue, so calls reach the group in any order: per key, one
+      // call appends (201) and fixes the content; the same content replays it, other content conflicts.
+      type Data = { event: { sequence: string; id: string; snapshot: { result: { content: string } } }; deduplicated: boolean };
+      const events = new Map<string, Data['event']>();
+      const answers = calls.map((call, i) => {
         const outcome = settled[i]!;
-        if (call.kind === 'conflict') {
-          expect(outcome.status === 'rejected' && outcome.reason instanceof OrbitError && outcome.reason.code, call.key).toBe('IDEMPOTENCY_CONFLICT');
-          continue;
-        }
-        expect(outcome.status, call.key).toBe('fulfilled');
-        const receipt = (outcome as PromiseFulfilledResult<Awaited<ReturnType<Store['publishResult']>>>).value;
-        const data = JSON.parse(stringify(receipt.data)) as { event: { sequence: string; id: string; snapshot: { result: unknown } }; deduplicated: boolean };
-        if (call.kind === 'first') {
-          expect(receipt.status).toBe(201);
+        if (outcome.status === 'rejected') return { call, code: outcome.reason instanceof OrbitError ? outcome.reason.code : String(outcome.reason) };
+        const data = JSON.parse(stringify(outcome.value.data)) as Data;
+        if (outcome.value.status === 201) {
+          expect(events.has(call.key), `${call.key} appended twice`).toBe(false);
           expect(data.deduplicated).toBe(false);
           expect(data.event.snapshot.result).toEqual({ content: call.content });
           events.set(call.key, data.event);
+        }
+        return { call, status: outcome.value.status, data };
+      });
+      expect(events.size).toBe(keys.length);
+      for (const answer of answers) {
+        const winner = events.get(answer.call.key)!;
+        if (answer.call.content !== winner.snapshot.result.content) {
+          expect(answer.code, answer.call.key).toBe('IDEMPOTENCY_CONFLICT');
+        } else if ('status' in answer && answer.status === 200) {
+          expect(answer.data!.deduplicated).toBe(true);
+          expect(answer.data!.event).toEqual(winner);
         } else {
-          expect(receipt.status).toBe(200);
-          expect(data.deduplicated).toBe(true);
-          expect(data.event).toEqual(events.get(call.key));
+          expect('status' in answer && answer.status, answer.call.key).toBe(201);
         }
       }
+      // Exactly one refusal per key that was sent with two contents, and no other.
+      expect(answers.filter((a) => 'code' in a).map((a) => a.call.key).sort()).toEqual(keys.slice(40, 60).sort());
       // One result per key, on contiguous sequences right after the old head.
       expect(await resultCount()).toBe(before + keys.length);
       const sequences = [...events.values()].map((e) => BigInt(e.sequence)).sort((a, b) => (a < b ? -1 : 1));
@@ -99,8 +108,11 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
     const settled = await Promise.allSettled(contents.map((content) => store.publishResult(...request(key, content))));
     expect(await resultCount()).toBe(before + 1);
     const statuses = settled.map((s) => (s.status === 'fulfilled' ? s.value.status : s.reason instanceof OrbitError ? s.reason.code : String(s.reason)));
-    // The first request wins (it arrives first and goes alone); every later one replays it.
-    expect(statuses).toEqual(contents.map((c, i) => (i === 0 ? 201 : c === 'a' ? 200 : 'IDEMPOTENCY_CONFLICT')));
+    // Whichever call reached the group first appended; calls reach it in any order (each first
+    // reads its queue), so the winner's content decides what replays and what conflicts.
+    expect(statuses.filter((status) => status === 201)).toHaveLength(1);
+    const winner = contents[statuses.indexOf(201)]!;
+    expect(statuses).toEqual(contents.map((c, i) => (i === statuses.indexOf(201) ? 201 : c === winner ? 200 : 'IDEMPOTENCY_CONFLICT')));
   });
 
   // Several nodes share MySQL only; two SQLite connections in one process would block each other.
