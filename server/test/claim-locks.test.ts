@@ -61,8 +61,8 @@ describe('a claim on mysql', () => {
     });
     await lockTaken;
     try {
-      await within(3000, other.appendResults([{ queueId: hex32(), type: 'task.failed', taskId: hex32(), taskRevision: '1' }]), 'an append (result_head)');
-      await within(3000, other.db.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ? WHERE id = ?", [Date.now(), leasedId]), 'an ACK (the LEASED delivery)');
+      await within(8000, other.appendResults([{ queueId: hex32(), type: 'task.failed', taskId: hex32(), taskRevision: '1' }]), 'an append (result_head)');
+      await within(8000, other.db.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ? WHERE id = ?", [Date.now(), leasedId]), 'an ACK (the LEASED delivery)');
       // The subscription row itself is locked: a second claim waits (and this test can see a lock).
       await expect(within(1000, other.db.run('UPDATE subscriptions SET cursor_sequence = cursor_sequence WHERE id = ?', [subscriptionId]), 'the subscription row')).rejects.toThrow(/a claim locks it/);
     } finally {
