@@ -6,15 +6,12 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import mysql from 'mysql2/promise';
 import { loadSettings } from '../../server/src/config.ts';
 import { startServer, type RunningServer } from '../../server/src/server.ts';
 import type { Store } from '../../server/src/store/store.ts';
 import type { BootstrapResult } from '../../server/src/store/principal.ts';
+import { freshDatabase as testDatabase, type TestDatabase } from '../../server/test/harness.ts';
 import { serveOrbit } from '../../server/test/processes.ts';
 import { withTimeout } from './util.ts';
 
@@ -22,34 +19,13 @@ export type StoreKind = 'mysql' | 'sqlite';
 
 export const MYSQL_ROOT = process.env.ORBIT_BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 
-export interface BenchDatabase {
+export interface BenchDatabase extends TestDatabase {
   readonly kind: StoreKind;
-  readonly url: string;
-  /** MySQL database name (for direct bulk loads); the SQLite file path otherwise. */
-  readonly name: string;
-  drop(): Promise<void>;
 }
 
+/** A fresh database named `orbit_bench_*` (the tests' helper with the benchmark's prefix and server). */
 export async function freshDatabase(kind: StoreKind): Promise<BenchDatabase> {
-  if (kind === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'orbit-bench-'));
-    const file = join(dir, 'orbit.db');
-    return { kind, url: `sqlite:${file}`, name: file, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `orbit_bench_${randomBytes(5).toString('hex')}`;
-  return {
-    kind,
-    url: `${MYSQL_ROOT}/${name}`,
-    name,
-    async drop() {
-      const conn = await mysql.createConnection({ uri: MYSQL_ROOT });
-      try {
-        await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      } finally {
-        await conn.end();
-      }
-    },
-  };
+  return { kind, ...(await testDatabase(kind, { prefix: 'orbit_bench', mysqlRoot: MYSQL_ROOT })) };
 }
 
 export interface ServerErrors {

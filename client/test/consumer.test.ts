@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import type { PoolConnection } from 'mysql2/promise';
-import { freshDatabase, MYSQL_ROOT, startTestServer, STORES } from '../../server/test/harness.ts';
+import { eventually, freshDatabase, MYSQL_ROOT, startTestServer, STORES } from '../../server/test/harness.ts';
 import {
   connectEvents,
   createClient,
@@ -26,7 +26,7 @@ import {
   type EventConsumerOptions,
   type Inbox,
 } from '../src/index.ts';
-import { id, key, name, Proxy, setup, until, type Setup } from './support.ts';
+import { id, key, name, Proxy, setup, type Setup } from './support.ts';
 
 const LEASE_MS = 1500;
 
@@ -84,7 +84,7 @@ describe.each(STORES)('event consumer on %s', (kind) => {
   }
 
   async function expectAllAcked(subscriptionId: string, count: number): Promise<void> {
-    await until(
+    await eventually(
       async () => {
         const states: string[] = [];
         for await (const d of env.client.iterateEventDeliveries(subscriptionId, { limit: 100 })) states.push(d.state);
@@ -109,7 +109,7 @@ describe.each(STORES)('event consumer on %s', (kind) => {
     const events: ConsumerEvent[] = [];
     const consumer = consume<Database.Database>({ subscriptionId: sub, inbox, handler: handlerFor(calls) }, events);
     const texts = await publish(50);
-    await until(() => consumer.stats.acked >= 50, 20_000, '50 ACKs');
+    await eventually(() => consumer.stats.acked >= 50, 20_000, '50 ACKs');
     await expectAllAcked(sub, 50);
     expect(await consumer.stop({ timeoutMs: 2000 })).toEqual({ drained: true, abandoned: 0 });
     expect([...calls.values()].every((n) => n === 1)).toBe(true);
@@ -147,9 +147,9 @@ describe.each(STORES)('event consumer on %s', (kind) => {
       events,
     );
     const texts = await publish(50);
-    await until(() => new Set(calls.keys()).size === 50, 30_000, '50 handled events');
+    await eventually(() => new Set(calls.keys()).size === 50, 30_000, '50 handled events');
     await expectAllAcked(sub, 50);
-    await until(async () => (await inbox.pendingAcks()).length === 0, 10_000, 'no stored proof left');
+    await eventually(async () => (await inbox.pendingAcks()).length === 0, 10_000, 'no stored proof left');
     await consumer.stop({ timeoutMs: 2000 });
     expect(cuts).toBe(2);
     expect([...calls.entries()].filter(([, n]) => n !== 1)).toEqual([]);
@@ -177,7 +177,7 @@ describe.each(STORES)('event consumer on %s', (kind) => {
     const calls = new Map<string, number>();
     const events: ConsumerEvent[] = [];
     consume<Database.Database>({ subscriptionId: sub, inbox, handler: handlerFor(calls) }, events);
-    const acked = await until(() => events.find((e): e is Extract<ConsumerEvent, { type: 'acked' }> => e.type === 'acked'), 10_000, 'the replayed ACK');
+    const acked = await eventually(() => events.find((e): e is Extract<ConsumerEvent, { type: 'acked' }> => e.type === 'acked'), 10_000, 'the replayed ACK');
     expect(acked.replayed).toBe(true);
     expect(acked.proof).toMatchObject(d.proof);
     expect(acked.result).toMatchObject({ delivery_id: d.delivery.id, epoch: d.proof.epoch, deduplicated: false });
@@ -210,7 +210,7 @@ describe.each(STORES)('event consumer on %s', (kind) => {
       events,
     );
     const texts = await publish(20);
-    await until(() => consumer.stats.acked >= 20, 20_000, '20 ACKs');
+    await eventually(() => consumer.stats.acked >= 20, 20_000, '20 ACKs');
     await expectAllAcked(sub, 20);
     const [rows] = await admin.query(`SELECT event_id, result FROM \`${database}\`.handled`);
     const handled = rows as Array<{ event_id: string; result: string }>;
@@ -222,7 +222,7 @@ describe.each(STORES)('event consumer on %s', (kind) => {
     const sub = await subscription();
     const events: ConsumerEvent[] = [];
     const consumer = consume<Database.Database>({ subscriptionId: sub, inbox: sqliteInbox(), handler: () => {} }, events);
-    await until(() => consumer.state === 'connected', 5000, 'connected');
+    await eventually(() => consumer.state === 'connected', 5000, 'connected');
     const current = await env.client.getSubscription(sub);
     await env.client.retireSubscription(sub, key(), { expected_revision: current.revision, reason: 'done' });
     const error = (await consumer.done.catch((e: unknown) => e)) as OrbitError;
@@ -264,13 +264,13 @@ describe.each(STORES)('event consumer across a server restart on %s', (kind) => 
         for (let i = 0; i < n; i++) await client.publishResult(queueId, key('p'), { type: 'task.failed', task_id: id(), task_revision: '1' });
       };
       await publish(20);
-      await until(() => calls.size >= 5, 10_000, 'some handled events');
+      await eventually(() => calls.size >= 5, 10_000, 'some handled events');
       await server.close(); // the connection ends with 1001 while results are in flight
       server = await startTestServer(kind, env, database); // same database: same token, subscription and deliveries
       proxy.retarget(server.url);
       await publish(20);
-      await until(() => calls.size === 40, 20_000, '40 handled events');
-      await until(async () => {
+      await eventually(() => calls.size === 40, 20_000, '40 handled events');
+      await eventually(async () => {
         const states: string[] = [];
         for await (const d of client.iterateEventDeliveries(sub, { limit: 100 })) states.push(d.state);
         return states.length === 40 && states.every((s) => s === 'ACKED');

@@ -5,9 +5,9 @@
  * of the management client (list, detail, manual retry).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { STORES } from '../../server/test/harness.ts';
+import { eventually, STORES } from '../../server/test/harness.ts';
 import { connectEvents, ConnectionClosedError, createClient, OrbitError, RawJson, toBigInt, type Delivery, type EventConnection } from '../src/index.ts';
-import { id, key, name, setup, until, type Setup } from './support.ts';
+import { id, key, name, setup, type Setup } from './support.ts';
 
 const LEASE_MS = 700;
 
@@ -165,7 +165,7 @@ describe.each(STORES)('event connection on %s', (kind) => {
     const b = await next(conn);
     await conn.ack(a.proof);
     // b is never acknowledged: with one attempt in the budget it becomes EXPIRED.
-    const expired = await until(async () => (await env.client.listEventDeliveries(sub, { state: 'EXPIRED' })).items[0], LEASE_MS * 8, 'an EXPIRED delivery');
+    const expired = await eventually(async () => (await env.client.listEventDeliveries(sub, { state: 'EXPIRED' })).items[0], LEASE_MS * 8, 'an EXPIRED delivery');
     expect(expired.id).toBe(b.delivery.id);
     expect((await env.client.listEventDeliveries(sub, { state: 'ACKED' })).items.map((d) => d.id)).toEqual([a.delivery.id]);
     const all: string[] = [];

@@ -32,16 +32,6 @@ export function name(): string {
   return `s-${randomBytes(6).toString('hex')}`;
 }
 
-export async function until<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /**
  * A TCP proxy in front of `target` (`http://host:port`). `dropAll()` cuts every open connection;
  * `swallowNextResponse()` lets requests reach the server, then cuts the connection on which the

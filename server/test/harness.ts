@@ -23,17 +23,22 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, empty database: a temp SQLite file, or a uniquely named MySQL database. */
-export async function freshDatabase(kind: StoreKind): Promise<TestDatabase> {
+/**
+ * A new, empty database: a temp SQLite file, or a uniquely named MySQL database (`prefix_<hex>`
+ * on the server at `mysqlRoot`). The benchmark uses it too, with its own prefix and server.
+ */
+export async function freshDatabase(kind: StoreKind, options: { prefix?: string; mysqlRoot?: string } = {}): Promise<TestDatabase> {
+  const prefix = options.prefix ?? 'orbit_t';
+  const root = options.mysqlRoot ?? MYSQL_ROOT;
   if (kind === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'orbit-test-'));
+    const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
     return { url: `sqlite:${join(dir, 'orbit.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
-  const name = `orbit_t_${randomBytes(6).toString('hex')}`;
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   return {
-    url: `${MYSQL_ROOT}/${name}`,
+    url: `${root}/${name}`,
     async drop() {
-      const conn = await mysql.createConnection({ uri: MYSQL_ROOT });
+      const conn = await mysql.createConnection({ uri: root });
       try {
         await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
       } finally {
@@ -111,7 +116,7 @@ export async function api(
 }
 
 /** Waits until `check` returns a truthy value, polling; fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
