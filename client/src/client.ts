@@ -217,15 +217,15 @@ export class OrbitClient {
 
   /** POST /v1/subscriptions (`events:manage`). 201 first, then `deduplicated: true` for the same key and body. */
   createSubscription(key: string, body: CreateSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
-    return this.#call<{ data: SubscriptionResult }>(
+    return this.#call<SubscriptionResult>(
       { name: 'CreateSubscription', method: 'POST', path: '/v1/subscriptions', key: checkKey(key), body, validate: validateSubscriptionResultEnvelope, okStatus: [200, 201] },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /** GET /v1/subscriptions?queue_id=… (`events:read`): one page, newest first. */
   listSubscriptions(query: ListSubscriptionsQuery, options?: CallOptions): Promise<SubscriptionPage> {
-    return this.#call<{ data: SubscriptionPage }>(
+    return this.#call<SubscriptionPage>(
       {
         name: 'ListSubscriptions',
         method: 'GET',
@@ -239,7 +239,7 @@ export class OrbitClient {
         okStatus: [200],
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /** Every subscription of the queue, page after page (an operational listing, not a snapshot). */
@@ -249,10 +249,10 @@ export class OrbitClient {
 
   /** GET /v1/subscriptions/{id} (`events:read`): the current configuration and usage. */
   getSubscription(id: string, options?: CallOptions): Promise<Subscription> {
-    return this.#call<{ data: Subscription }>(
+    return this.#call<Subscription>(
       { name: 'GetSubscription', method: 'GET', path: `/v1/subscriptions/${checkId('subscription id', id)}`, validate: validateSubscriptionEnvelope, okStatus: [200] },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /**
@@ -260,7 +260,7 @@ export class OrbitClient {
    * A replay must resend the original body, including the original `expected_revision`.
    */
   configureSubscription(id: string, key: string, body: ConfigureSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
-    return this.#call<{ data: SubscriptionResult }>(
+    return this.#call<SubscriptionResult>(
       {
         name: 'ConfigureSubscription',
         method: 'POST',
@@ -271,12 +271,12 @@ export class OrbitClient {
         okStatus: [200],
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /** POST /v1/subscriptions/{id}:retire (`events:manage`): for good; the subscription stays readable. */
   retireSubscription(id: string, key: string, body: RetireSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
-    return this.#call<{ data: SubscriptionResult }>(
+    return this.#call<SubscriptionResult>(
       {
         name: 'RetireSubscription',
         method: 'POST',
@@ -287,7 +287,7 @@ export class OrbitClient {
         okStatus: [200],
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /**
@@ -295,7 +295,7 @@ export class OrbitClient {
    * trail (create, pause, resume, retire, delivery retry, each with its reason), newest first.
    */
   listSubscriptionHistory(id: string, query: ListHistoryQuery = {}, options?: CallOptions): Promise<HistoryPage> {
-    return this.#call<{ data: HistoryPage }>(
+    return this.#call<HistoryPage>(
       {
         name: 'ListSubscriptionHistory',
         method: 'GET',
@@ -308,7 +308,7 @@ export class OrbitClient {
         okStatus: [200],
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /** The whole configuration history of the subscription, page after page. */
@@ -320,7 +320,7 @@ export class OrbitClient {
 
   /** GET /v1/subscriptions/{id}/deliveries (`events:read`): one page, newest first, optionally one state. */
   listEventDeliveries(id: string, query: ListDeliveriesQuery = {}, options?: CallOptions): Promise<DeliveryPage> {
-    return this.#call<{ data: DeliveryPage }>(
+    return this.#call<DeliveryPage>(
       {
         name: 'ListEventDeliveries',
         method: 'GET',
@@ -334,7 +334,7 @@ export class OrbitClient {
         okStatus: [200],
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /** Every materialized delivery of the subscription, page after page. */
@@ -344,7 +344,7 @@ export class OrbitClient {
 
   /** GET /v1/subscriptions/{id}/deliveries/{delivery_id} (`events:read`): the delivery and its event (never a lease secret). */
   getEventDelivery(id: string, deliveryId: string, options?: CallOptions): Promise<DeliveryDetail> {
-    return this.#call<{ data: DeliveryDetail }>(
+    return this.#call<DeliveryDetail>(
       {
         name: 'GetEventDelivery',
         method: 'GET',
@@ -354,12 +354,12 @@ export class OrbitClient {
         raw: eventRawPaths(['data', 'event']),
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /** POST …/deliveries/{delivery_id}:retry (`events:manage`): an EXPIRED delivery becomes PENDING with more budget. */
   retryEventDelivery(id: string, deliveryId: string, key: string, body: RetryDeliveryRequest, options?: CallOptions): Promise<DeliveryRetryResult> {
-    return this.#call<{ data: DeliveryRetryResult }>(
+    return this.#call<DeliveryRetryResult>(
       {
         name: 'RetryEventDelivery',
         method: 'POST',
@@ -370,14 +370,14 @@ export class OrbitClient {
         okStatus: [200],
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   // --- results (the brief's HTTP seam) -----------------------------------------------------------
 
   /** POST /v1/queues/{queue_id}/results (`results:publish`): appends one result; 201 first, then `deduplicated: true`. */
   publishResult(queueId: string, key: string, body: PublishResultInput, options?: CallOptions): Promise<PublishResult> {
-    return this.#call<{ data: PublishResult }>(
+    return this.#call<PublishResult>(
       {
         name: 'PublishResult',
         method: 'POST',
@@ -389,12 +389,12 @@ export class OrbitClient {
         raw: eventRawPaths(['data', 'event']),
       },
       options,
-    ).then((e) => e.data);
+    );
   }
 
   /** GET /healthz (no authentication). */
   health(options?: CallOptions): Promise<{ status: 'ok' }> {
-    return this.#call<{ data: { status: 'ok' } }>({ name: 'GetHealth', method: 'GET', path: '/healthz', validate: validateHealthEnvelope, okStatus: [200] }, options).then((e) => e.data);
+    return this.#call<{ status: 'ok' }>({ name: 'GetHealth', method: 'GET', path: '/healthz', validate: validateHealthEnvelope, okStatus: [200] }, options);
   }
 
   // --- transport ---------------------------------------------------------------------------------
@@ -406,6 +406,7 @@ export class OrbitClient {
     return `${this.baseUrl}${op.path}${query ? `?${query}` : ''}`;
   }
 
+  /** Runs the operation with retries and returns the answer's `data`. */
   async #call<T>(op: Operation, options: CallOptions = {}): Promise<T> {
     const url = this.#url(op);
     // Serialized once: every retry sends the very same bytes with the very same key.
@@ -417,8 +418,8 @@ export class OrbitClient {
     for (let attempt = 1; ; attempt++) {
       options.signal?.throwIfAborted();
       // Only the caller's abort escapes #attempt.
-      const outcome = await this.#attempt<T>(op, url, headers, body, options.signal);
-      if ('value' in outcome) return outcome.value;
+      const outcome = await this.#attempt<{ data: T }>(op, url, headers, body, options.signal);
+      if ('value' in outcome) return outcome.value.data;
       const { error } = outcome;
       if (!error.retryable || attempt >= this.#maxAttempts) throw error;
       // The server's Retry-After is a lower bound of the wait.
