@@ -1,10 +1,9 @@
 // A subscription's configuration history (GET /v1/subscriptions/{id}/history): who changed what,
 // when and why, newest first, paged by the server like the deliveries.
 
-import { apiRequest, withQuery } from '../api.js';
-import { clear, h, loading, time } from '../dom.js';
-import { errorPanel } from '../errors.js';
-import { createPager } from './paging.js';
+import { withQuery } from '../api.js';
+import { h, time } from '../dom.js';
+import { createListPager } from './paging.js';
 
 const ACTIONS = { create: 'Created', pause: 'Paused', resume: 'Resumed', retire: 'Retired', retry: 'Delivery retried' };
 
@@ -34,17 +33,10 @@ function historyTable(subscriptionId, items) {
 
 export function historySection(ctx, sub) {
   const results = h('div', { class: 'results' });
-  const pager = createPager(async (cursor) => {
-    clear(results).append(loading());
-    try {
-      const { data } = await apiRequest('GET', withQuery(`/v1/subscriptions/${sub.id}/history`, { limit: '10', cursor }), { signal: ctx.signal });
-      clear(results).append(data.items.length > 0 ? historyTable(sub.id, data.items) : h('p', null, 'No recorded changes.'));
-      return data;
-    } catch (error) {
-      if (error?.name === 'AbortError') return null;
-      clear(results).append(errorPanel(error, { onReload: () => ctx.reload(), onForgetToken: ctx.forgetToken }));
-      return null;
-    }
+  const pager = createListPager(ctx, results, {
+    url: (cursor) => withQuery(`/v1/subscriptions/${sub.id}/history`, { limit: '10', cursor }),
+    render: (items) => historyTable(sub.id, items),
+    empty: 'No recorded changes.',
   }, 'History pages');
   const section = h('section', { class: 'card', 'aria-labelledby': 'history-title' },
     h('h2', { id: 'history-title' }, 'Configuration history'),

@@ -2,7 +2,9 @@
 // far, so "Previous page" goes back without keeping any items in memory. `load(cursor)` renders a
 // page and returns it, or returns null when it failed (it shows the error itself).
 
-import { h } from '../dom.js';
+import { apiRequest } from '../api.js';
+import { clear, h, loading } from '../dom.js';
+import { errorPanel } from '../errors.js';
 
 export function createPager(load, label = 'Pages') {
   const cursors = [undefined];
@@ -38,4 +40,26 @@ export function createPager(load, label = 'Pages') {
   previousButton.addEventListener('click', () => go(index - 1));
   nextButton.addEventListener('click', () => go(index + 1));
   return { controls, first: () => go(0) };
+}
+
+/**
+ * A server-paged list drawn into `results`: each page comes from `url(cursor)` and is drawn by
+ * `render(items)`, or as the `empty` text; a failure shows its error panel in place.
+ */
+export function createListPager(ctx, results, { url, render, empty }, label) {
+  return createPager(async (cursor) => {
+    results.setAttribute('aria-busy', 'true');
+    clear(results).append(loading());
+    try {
+      const { data } = await apiRequest('GET', url(cursor), { signal: ctx.signal });
+      clear(results).append(data.items.length > 0 ? render(data.items) : h('p', null, empty));
+      return data;
+    } catch (error) {
+      if (error?.name === 'AbortError') return null;
+      clear(results).append(errorPanel(error, { onReload: () => ctx.reload(), onForgetToken: ctx.forgetToken }));
+      return null;
+    } finally {
+      results.setAttribute('aria-busy', 'false');
+    }
+  }, label);
 }

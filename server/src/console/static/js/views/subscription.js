@@ -3,10 +3,9 @@
 
 import { apiRequest, idSegment, withQuery } from '../api.js';
 import { badge, breadcrumbs, clear, fields, h, id, loading, pageHeading, stateBadge, time } from '../dom.js';
-import { errorPanel } from '../errors.js';
 import { perform, reasonField } from './actions.js';
 import { historySection } from './history.js';
-import { createPager } from './paging.js';
+import { createListPager } from './paging.js';
 
 export const STATES = ['PENDING', 'LEASED', 'ACKED', 'EXPIRED'];
 const PAGE_SIZES = ['20', '50', '100'];
@@ -132,17 +131,10 @@ function deliveries(ctx, sub) {
     h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'button' }, 'Show deliveries')));
 
   const results = h('div', { class: 'results' });
-  const pager = createPager(async (cursor) => {
-    clear(results).append(loading());
-    try {
-      const { data } = await apiRequest('GET', withQuery(`/v1/subscriptions/${sub.id}/deliveries`, { limit, cursor, state }), { signal: ctx.signal });
-      clear(results).append(data.items.length > 0 ? deliveriesTable(sub.id, data.items) : h('p', null, state ? `No ${state} deliveries.` : 'No deliveries yet (results not yet materialized have none).'));
-      return data;
-    } catch (error) {
-      if (error?.name === 'AbortError') return null;
-      clear(results).append(errorPanel(error, { onReload: () => ctx.reload(), onForgetToken: ctx.forgetToken }));
-      return null;
-    }
+  const pager = createListPager(ctx, results, {
+    url: (cursor) => withQuery(`/v1/subscriptions/${sub.id}/deliveries`, { limit, cursor, state }),
+    render: (items) => deliveriesTable(sub.id, items),
+    empty: state ? `No ${state} deliveries.` : 'No deliveries yet (results not yet materialized have none).',
   });
   const section = h('section', { class: 'card', 'aria-labelledby': 'deliveries-title' },
     h('h2', { id: 'deliveries-title' }, state ? `Deliveries: ${state}` : 'Deliveries'),

@@ -1,9 +1,8 @@
 // The subscriptions of one queue (GET /v1/subscriptions?queue_id=…), paged with next_cursor.
 
-import { apiRequest, idSegment, withQuery } from '../api.js';
-import { badge, clear, h, loading, pageHeading, time } from '../dom.js';
-import { errorPanel } from '../errors.js';
-import { createPager } from './paging.js';
+import { idSegment, withQuery } from '../api.js';
+import { badge, h, pageHeading, time } from '../dom.js';
+import { createListPager } from './paging.js';
 
 const QUEUE_KEY = 'orbit.console.queue';
 const PAGE_SIZES = ['20', '50', '100'];
@@ -67,20 +66,10 @@ export async function subscriptionsView(ctx, queueId) {
   sessionStorage.setItem(QUEUE_KEY, queueId);
 
   const results = h('div', { class: 'results', 'aria-busy': 'false' });
-  const pager = createPager(async (cursor) => {
-    results.setAttribute('aria-busy', 'true');
-    clear(results).append(loading());
-    try {
-      const { data } = await apiRequest('GET', withQuery('/v1/subscriptions', { queue_id: queueId, limit, cursor }), { signal: ctx.signal });
-      clear(results).append(data.items.length > 0 ? table(data.items) : h('p', null, 'No subscriptions of this token in this queue.'));
-      return data;
-    } catch (error) {
-      if (error?.name === 'AbortError') return null;
-      clear(results).append(errorPanel(error, { onReload: () => ctx.reload(), onForgetToken: ctx.forgetToken }));
-      return null;
-    } finally {
-      results.setAttribute('aria-busy', 'false');
-    }
+  const pager = createListPager(ctx, results, {
+    url: (cursor) => withQuery('/v1/subscriptions', { queue_id: queueId, limit, cursor }),
+    render: table,
+    empty: 'No subscriptions of this token in this queue.',
   });
   ctx.main.append(h('section', { class: 'card', 'aria-labelledby': 'list-title' },
     h('h2', { id: 'list-title' }, 'Queue ', h('code', { class: 'id' }, queueId)),
