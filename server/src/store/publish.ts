@@ -33,7 +33,7 @@ export function publishWeight(request: PublishRequest): number {
 /** Bytes of results per group: well below MySQL's default 16 MiB max_allowed_packet. */
 export const MAX_GROUP_BYTES = 4 * 1024 * 1024;
 
-const identity = (s: IdempotencyScope): string => `${s.credentialId}\u0000${s.scope}\u0000${s.key}`;
+const identity = (s: Pick<IdempotencyScope, 'credentialId' | 'scope' | 'key'>): string => `${s.credentialId}\u0000${s.scope}\u0000${s.key}`;
 
 /** Publishes alone, as the seam did before groups: the key is reserved before the append. */
 function publishAlone(db: Database, request: PublishRequest): Promise<PublishOutcome> {
@@ -49,7 +49,7 @@ function publishAlone(db: Database, request: PublishRequest): Promise<PublishOut
 async function storedReceipts(tx: Sql, scopes: readonly IdempotencyScope[]): Promise<Map<string, Row>> {
   const where = scopes.map(() => '(credential_id = ? AND scope = ? AND idem_key = ?)').join(' OR ');
   const rows = await tx.all(`SELECT credential_id, scope, idem_key, request_digest, response FROM idempotency_records WHERE ${where}`, scopes.flatMap((s) => [s.credentialId, s.scope, s.key]));
-  return new Map(rows.map((r) => [`${String(r.credential_id)}\u0000${String(r.scope)}\u0000${String(r.idem_key)}`, r]));
+  return new Map(rows.map((r) => [identity({ credentialId: String(r.credential_id), scope: String(r.scope), key: String(r.idem_key) }), r]));
 }
 
 /** One transaction for publishes with distinct keys. */
