@@ -30,7 +30,12 @@ store.claim = async (request: unknown) => {
   return outcome;
 };
 const statements = new Map<string, number[]>();
-const key = (sql: string) => sql.replace(/\s+/g, ' ').replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)').replace(/SELECT .* FROM/, (m) => (m.length > 40 ? 'SELECT … FROM' : m)).slice(0, 90);
+const key = (sql: string) =>
+  sql
+    .replace(/\s+/g, ' ')
+    .replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)')
+    .replace(/SELECT .* FROM/, (m) => (m.length > 40 ? 'SELECT … FROM' : m))
+    .slice(0, 90);
 const timed = (tx: any) => ({
   dialect: tx.dialect,
   async all(sql: string, params?: unknown[]) {
@@ -64,7 +69,13 @@ store.db.transaction = async (fn: any, options: any) => {
   }
 };
 try {
-  const c = { store: kind as StoreKind, mode: mode as AppendMode, subscriptions: Number(subs), connections: Number(conns), capacity: Number(cap) };
+  const c = {
+    store: kind as StoreKind,
+    mode: mode as AppendMode,
+    subscriptions: Number(subs),
+    connections: Number(conns),
+    capacity: Number(cap),
+  };
   await bench.runOnce(c, { warmupMs: 500, measureMs: 1000, runs: 1 });
   recording = true;
   const sample = await bench.runOnce(c, { warmupMs: 750, measureMs: 3000, runs: 1 });
@@ -72,15 +83,43 @@ try {
   const seconds = 3.75 + 0; // claims/txs are recorded over warm-up + window
   const nonEmpty = claims.filter((x) => x.items > 0);
   console.log(JSON.stringify(c));
-  console.log(`events/s ${sample.eventsPerS.toFixed(0)}; cpu µs/event ${JSON.stringify(Object.fromEntries(Object.entries(sample.cpuUsPerEvent).map(([k, v]) => [k, Math.round(v)])))}`);
+  console.log(
+    `events/s ${sample.eventsPerS.toFixed(0)}; cpu µs/event ${JSON.stringify(Object.fromEntries(Object.entries(sample.cpuUsPerEvent).map(([k, v]) => [k, Math.round(v)])))}`,
+  );
   console.log(`db counters per event ${JSON.stringify(sample.countersPerEvent ?? {})}`);
-  console.log(`claims/s ${(claims.length / seconds).toFixed(0)} (empty ${claims.filter((x) => x.items === 0).length}), items per non-empty claim median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}`);
-  console.log(`transaction start wait (pool + BEGIN) ms p50 ${percentile(txs.map((x: any) => x.wait), 50).toFixed(2)} p99 ${percentile(txs.map((x: any) => x.wait), 99).toFixed(2)}`);
+  console.log(
+    `claims/s ${(claims.length / seconds).toFixed(0)} (empty ${claims.filter((x) => x.items === 0).length}), items per non-empty claim median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}`,
+  );
+  console.log(
+    `transaction start wait (pool + BEGIN) ms p50 ${percentile(
+      txs.map((x: any) => x.wait),
+      50,
+    ).toFixed(2)} p99 ${percentile(
+      txs.map((x: any) => x.wait),
+      99,
+    ).toFixed(2)}`,
+  );
   console.log('statements (count/s, p50 ms, p99 ms, total ms/s):');
   for (const [sql, times] of [...statements].sort((a, b) => b[1].reduce((x, y) => x + y, 0) - a[1].reduce((x, y) => x + y, 0))) {
-    console.log(`  ${(times.length / seconds).toFixed(0).padStart(6)} ${percentile(times, 50).toFixed(2).padStart(7)} ${percentile(times, 99).toFixed(2).padStart(7)} ${(times.reduce((x, y) => x + y, 0) / seconds).toFixed(0).padStart(6)}  ${sql}`);
+    console.log(
+      `  ${(times.length / seconds).toFixed(0).padStart(6)} ${percentile(times, 50).toFixed(2).padStart(7)} ${percentile(times, 99).toFixed(2).padStart(7)} ${(times.reduce((x, y) => x + y, 0) / seconds).toFixed(0).padStart(6)}  ${sql}`,
+    );
   }
-  console.log(`claim ms p50 ${percentile(claims.map((x) => x.ms), 50).toFixed(2)} p99 ${percentile(claims.map((x) => x.ms), 99).toFixed(2)}; all transactions/s ${(txs.length / seconds).toFixed(0)}, ms p50 ${percentile(txs.map((x) => x.ms), 50).toFixed(2)} p99 ${percentile(txs.map((x) => x.ms), 99).toFixed(2)}`);
+  console.log(
+    `claim ms p50 ${percentile(
+      claims.map((x) => x.ms),
+      50,
+    ).toFixed(2)} p99 ${percentile(
+      claims.map((x) => x.ms),
+      99,
+    ).toFixed(2)}; all transactions/s ${(txs.length / seconds).toFixed(0)}, ms p50 ${percentile(
+      txs.map((x) => x.ms),
+      50,
+    ).toFixed(2)} p99 ${percentile(
+      txs.map((x) => x.ms),
+      99,
+    ).toFixed(2)}`,
+  );
 } finally {
   await bench.close();
   await db.drop();

@@ -87,11 +87,20 @@ export function summarize(profile: Profile, top = 25): string {
   const lines: string[] = [];
   lines.push(`profile: ${totalMs.toFixed(0)} ms wall, ${busy.toFixed(0)} ms busy (${pct(busy, totalMs).trim()} of one core)`);
   lines.push('', 'by area (share of busy time):');
-  for (const [name, ms] of [...byArea].filter(([n]) => n !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${pct(ms, busy)}  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
+  for (const [name, ms] of [...byArea]
+    .filter(([n]) => n !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    lines.push(`  ${pct(ms, busy)}  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
   lines.push('', 'top functions by self time:');
-  for (const [name, ms] of [...byFunction].filter(([n]) => !n.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${pct(ms, busy)}  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
+  for (const [name, ms] of [...byFunction]
+    .filter(([n]) => !n.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    lines.push(`  ${pct(ms, busy)}  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
   lines.push('', 'server functions by inclusive time:');
-  for (const [name, ms] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) lines.push(`  ${pct(ms, busy)}  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
+  for (const [name, ms] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top))
+    lines.push(`  ${pct(ms, busy)}  ${ms.toFixed(0).padStart(7)} ms  ${name}`);
   return lines.join('\n');
 }
 

@@ -64,7 +64,14 @@ function openConsumer(url: string, token: string, group: ConsumerGroup): Promise
       reject(error);
     });
     ws.on('open', () => {
-      ws.send(JSON.stringify({ protocol_version: '1', type: 'events.hello', message_id: helloId, body: { subscription_id: group.subscriptionId, capacity: group.capacity } }));
+      ws.send(
+        JSON.stringify({
+          protocol_version: '1',
+          type: 'events.hello',
+          message_id: helloId,
+          body: { subscription_id: group.subscriptionId, capacity: group.capacity },
+        }),
+      );
     });
     ws.on('message', (data) => {
       const frame = JSON.parse(data.toString());
@@ -163,11 +170,22 @@ let agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 function request(url: string, method: string, headers: Record<string, string>, body?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      res.on('data', () => {});
-      res.on('end', () => resolve(res.statusCode ?? 0));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      url,
+      {
+        method,
+        agent,
+        headers:
+          body === undefined
+            ? headers
+            : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        res.on('data', () => {});
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
     req.setTimeout(10_000, () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(body);
@@ -244,7 +262,12 @@ async function httpLoad(m: Message): Promise<Message> {
         if (m.kind === 'create') {
           const token = tokens[n % tokens.length]!;
           const body = JSON.stringify({ name: `s-${prefix}-${n}`, queue_id: m.queueIds[n % tokens.length], max_pending: 100 });
-          status = await request(`${m.url}/v1/subscriptions`, 'POST', { authorization: `Bearer ${token}`, 'idempotency-key': `create-${prefix}-${n}` }, body);
+          status = await request(
+            `${m.url}/v1/subscriptions`,
+            'POST',
+            { authorization: `Bearer ${token}`, 'idempotency-key': `create-${prefix}-${n}` },
+            body,
+          );
         } else {
           status = await request(`${m.url}${m.path}`, 'GET', { authorization: `Bearer ${tokens[n % tokens.length]}` });
         }
@@ -282,7 +305,8 @@ async function handle(m: Message): Promise<Message> {
       return {};
     case 'orbit-consumers': {
       const opens: Promise<void>[] = [];
-      for (const group of m.groups as ConsumerGroup[]) for (let i = 0; i < group.connections; i++) opens.push(openConsumer(m.url, m.token, group));
+      for (const group of m.groups as ConsumerGroup[])
+        for (let i = 0; i < group.connections; i++) opens.push(openConsumer(m.url, m.token, group));
       await Promise.all(opens);
       return { sockets: sockets.length };
     }

@@ -40,7 +40,12 @@ function typeOf(root: Obj, schema: Json | undefined): string {
   if (Array.isArray(s.enum)) return s.enum.map((v) => `\`${JSON.stringify(v)}\``).join(', ');
   if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``;
   if (s.type === 'array') return `array of ${typeOf(root, s.items)}`;
-  const bounds = [s.minimum !== undefined ? `≥ ${s.minimum}` : '', s.maximum !== undefined ? `≤ ${s.maximum}` : '', s.minLength !== undefined ? `length ≥ ${s.minLength}` : '', s.maxLength !== undefined ? `length ≤ ${s.maxLength}` : '']
+  const bounds = [
+    s.minimum !== undefined ? `≥ ${s.minimum}` : '',
+    s.maximum !== undefined ? `≤ ${s.maximum}` : '',
+    s.minLength !== undefined ? `length ≥ ${s.minLength}` : '',
+    s.maxLength !== undefined ? `length ≤ ${s.maxLength}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   const type = typeof s.type === 'string' ? s.type : Object.keys(s).length === 0 ? 'any JSON' : 'object';
@@ -68,7 +73,10 @@ function operation(root: Obj, method: string, path: string, op: Obj, shared: Jso
   const params = [...shared, ...(Array.isArray(op.parameters) ? op.parameters : [])].map((p) => resolve(root, p));
   if (params.length > 0) {
     out.push('| parameter | in | required | type | meaning |', '| --- | --- | --- | --- | --- |');
-    for (const p of params) out.push(`| \`${String(p.name)}\` | ${String(p.in)} | ${p.required ? 'yes' : 'no'} | ${cell(typeOf(root, p.schema))} | ${cell(oneLine(p.description))} |`);
+    for (const p of params)
+      out.push(
+        `| \`${String(p.name)}\` | ${String(p.in)} | ${p.required ? 'yes' : 'no'} | ${cell(typeOf(root, p.schema))} | ${cell(oneLine(p.description))} |`,
+      );
     out.push('');
   }
   const body = obj(obj(obj(resolve(root, op.requestBody).content)['application/json']).schema);
@@ -82,7 +90,11 @@ function operation(root: Obj, method: string, path: string, op: Obj, shared: Jso
     const response = resolve(root, raw);
     const schema = obj(obj(obj(response.content)['application/json']).schema);
     const codes = response['x-orbit-error-codes'];
-    const what = [oneLine(response.description).replace(/\.$/, ''), Array.isArray(codes) ? `codes: ${codes.map((c) => `\`${String(c)}\``).join(', ')}` : '', Object.keys(schema).length ? `body: ${typeOf(root, schema)}` : '']
+    const what = [
+      oneLine(response.description).replace(/\.$/, ''),
+      Array.isArray(codes) ? `codes: ${codes.map((c) => `\`${String(c)}\``).join(', ')}` : '',
+      Object.keys(schema).length ? `body: ${typeOf(root, schema)}` : '',
+    ]
       .filter(Boolean)
       .join('; ');
     out.push(`| ${status} | ${cell(what)} |`);
@@ -122,5 +134,8 @@ export function renderApiReference(openapi: Obj): string {
     byTag.delete(name);
   }
   for (const [name, lines] of byTag) out.push(`## ${name}`, '', ...lines);
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }

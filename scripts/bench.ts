@@ -50,7 +50,9 @@ const { values: options } = parseArgs({
 });
 
 if (options.help) {
-  console.log(`usage: npm run bench -- [--quick] [--sections ${SECTIONS.join(',')}] [--stores mysql,sqlite] [--only TEXT] [--sqlite-growth] [--output FILE]`);
+  console.log(
+    `usage: npm run bench -- [--quick] [--sections ${SECTIONS.join(',')}] [--stores mysql,sqlite] [--only TEXT] [--sqlite-growth] [--output FILE]`,
+  );
   process.exit(0);
 }
 
@@ -87,7 +89,11 @@ function counterNote(counters: Record<string, number> | undefined): string {
 }
 
 function roundCpu(cpu: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(cpu).filter(([, v]) => Number.isFinite(v)).map(([k, v]) => [k, Math.round(v)]));
+  return Object.fromEntries(
+    Object.entries(cpu)
+      .filter(([, v]) => Number.isFinite(v))
+      .map(([k, v]) => [k, Math.round(v)]),
+  );
 }
 
 /** The commit measured (read-only git), with `+dirty` when server/ has uncommitted changes. */
@@ -107,7 +113,9 @@ async function preflight(): Promise<void> {
     const conn = await mysql.default.createConnection({ uri: MYSQL_ROOT, connectTimeout: 3000 });
     await conn.end();
   } catch (error) {
-    throw new Error(`MariaDB is not reachable at ${MYSQL_ROOT} (${String(error)}); start it: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql`);
+    throw new Error(
+      `MariaDB is not reachable at ${MYSQL_ROOT} (${String(error)}); start it: start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd -- --user=mysql`,
+    );
   }
   const { connect } = await import('nats');
   try {
@@ -116,7 +124,9 @@ async function preflight(): Promise<void> {
     await jsm.getAccountInfo();
     await nc.close();
   } catch (error) {
-    throw new Error(`NATS JetStream is not reachable at ${NATS_URL} (${String(error)}); start it: start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server`);
+    throw new Error(
+      `NATS JetStream is not reachable at ${NATS_URL} (${String(error)}); start it: start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server`,
+    );
   }
 }
 
@@ -132,8 +142,11 @@ async function main(): Promise<void> {
   const machine = await machineInfo(MYSQL_ROOT);
   const revision = gitRevision();
   const loadBefore = os.loadavg().map((l) => Number(l.toFixed(2)));
-  if (loadBefore[0]! > 0.5 * machine.cpus) log(`WARNING: load average ${loadBefore.join(' ')} on ${machine.cpus} CPUs: other work is running, figures will be noisy`);
-  log(`${machine.cpus} CPUs, ${machine.memory_gib} GiB, MariaDB ${machine.mariadb}, ${machine.nats_server}, Node ${machine.node}; revision ${revision}; ${quick ? 'quick' : 'full'} run`);
+  if (loadBefore[0]! > 0.5 * machine.cpus)
+    log(`WARNING: load average ${loadBefore.join(' ')} on ${machine.cpus} CPUs: other work is running, figures will be noisy`);
+  log(
+    `${machine.cpus} CPUs, ${machine.memory_gib} GiB, MariaDB ${machine.mariadb}, ${machine.nats_server}, Node ${machine.node}; revision ${revision}; ${quick ? 'quick' : 'full'} run`,
+  );
   const consumer = await WorkerClient.start('consumer');
   const publisher = await WorkerClient.start('publisher');
   const mariadbPid = findPid('mariadbd') ?? findPid('mysqld');
@@ -177,7 +190,10 @@ async function main(): Promise<void> {
         const bench = await E2eBench.start(await database(kind), consumer, publisher, kind === 'mysql' ? mariadbPid : null);
         try {
           // Warm-up run (not recorded): JIT, connection pools, statement caches.
-          await bench.runOnce({ store: kind, mode: 'in-process', subscriptions: 1, connections: 4, capacity: 32 }, { warmupMs: 300, measureMs: 700, runs: 1 });
+          await bench.runOnce(
+            { store: kind, mode: 'in-process', subscriptions: 1, connections: 4, capacity: 32 },
+            { warmupMs: 300, measureMs: 700, runs: 1 },
+          );
           for (const c of wanted) {
             const label = `${c.store} ${c.mode} ${caseLabel(c)}`;
             const result = await bench.runCase(c, E2E);
@@ -192,12 +208,15 @@ async function main(): Promise<void> {
               unit: 'events/s',
               runs: result.runs.map((r) => Math.round(r.eventsPerS)),
               events_per_s: Math.round(result.eventsPerS),
-              ...(ratio !== undefined ? { ratio_vs_jetstream: Number(ratio.toFixed(3)), jetstream_reference: c.capacity === 1 ? '1-by-1' : `win${WINDOW}` } : {}),
+              ...(ratio !== undefined
+                ? { ratio_vs_jetstream: Number(ratio.toFixed(3)), jetstream_reference: c.capacity === 1 ? '1-by-1' : `win${WINDOW}` }
+                : {}),
               cpu_us_per_event: roundCpu(result.median.cpuUsPerEvent),
               notes: counterNote(result.median.countersPerEvent),
               ...(result.median.countersPerEvent ? { extra: { mysql_per_event: result.median.countersPerEvent } } : {}),
             });
-            for (const r of result.runs) if (r.consumerErrors.length) problems.push(`${label}: consumer saw ${r.consumerErrors.join('; ')}`);
+            for (const r of result.runs)
+              if (r.consumerErrors.length) problems.push(`${label}: consumer saw ${r.consumerErrors.join('; ')}`);
             if (result.serverErrors.length) problems.push(`${label}: server logged ${result.serverErrors.join('; ')}`);
           }
         } finally {
@@ -220,13 +239,20 @@ async function main(): Promise<void> {
       }
       for (const l of latencies) {
         const two = l.label.includes('two');
-        for (const [stat, value] of [['p50', l.p50], ['p99', l.p99], ['max', l.max]] as const) {
+        for (const [stat, value] of [
+          ['p50', l.p50],
+          ['p99', l.p99],
+          ['max', l.max],
+        ] as const) {
           rows.push({
             section: 'latency',
             case: `${l.label} commit→deliver ${stat}`,
             value,
             unit: 'ms',
-            notes: stat === 'p50' ? `${l.samples} samples${l.missing ? `, ${l.missing} MISSING` : ''}${two ? '; node B polls the head every 250 ms' : ''}` : '',
+            notes:
+              stat === 'p50'
+                ? `${l.samples} samples${l.missing ? `, ${l.missing} MISSING` : ''}${two ? '; node B polls the head every 250 ms' : ''}`
+                : '',
           });
         }
         if (l.missing) problems.push(`${l.label}: ${l.missing} latency samples never arrived`);
@@ -242,7 +268,12 @@ async function main(): Promise<void> {
         const results = await managementBench(await database(kind), publisher, kind === 'mysql' ? mariadbPid : null, MGMT);
         const bare = results.find((r) => r.route === 'bare')!;
         for (const r of results) {
-          const label = r.route === 'bare' ? 'GET bare Hono route + bearer lookup' : r.route === 'get' ? 'GET /v1/subscriptions/{id}' : 'POST /v1/subscriptions';
+          const label =
+            r.route === 'bare'
+              ? 'GET bare Hono route + bearer lookup'
+              : r.route === 'get'
+                ? 'GET /v1/subscriptions/{id}'
+                : 'POST /v1/subscriptions';
           rows.push({
             section: 'management',
             case: `${kind} ${label} @${CONCURRENCY}`,
@@ -266,8 +297,18 @@ async function main(): Promise<void> {
       for (let i = 0; i < MEMORY_REPEATS; i++) repeats.push(await memoryBench('mysql', IDLE_SESSIONS, MEMORY_SETTLE));
       const m = repeats[0]!;
       memoryMysql = median(repeats.map((r) => r.perSessionKiB));
-      rows.push({ section: 'memory', case: 'mysql orbit serve RSS, 0 sessions', value: median(repeats.map((r) => r.rss0KiB)) / 1024, unit: 'MiB' });
-      rows.push({ section: 'memory', case: `mysql orbit serve RSS, ${m.sessions} idle sessions`, value: median(repeats.map((r) => r.rssNKiB)) / 1024, unit: 'MiB' });
+      rows.push({
+        section: 'memory',
+        case: 'mysql orbit serve RSS, 0 sessions',
+        value: median(repeats.map((r) => r.rss0KiB)) / 1024,
+        unit: 'MiB',
+      });
+      rows.push({
+        section: 'memory',
+        case: `mysql orbit serve RSS, ${m.sessions} idle sessions`,
+        value: median(repeats.map((r) => r.rssNKiB)) / 1024,
+        unit: 'MiB',
+      });
       rows.push({
         section: 'memory',
         case: 'mysql RSS per idle session',
@@ -321,7 +362,11 @@ async function main(): Promise<void> {
         ratio_to: 'empty',
         cpu_us_per_event: roundCpu(g.grown.median.cpuUsPerEvent),
         notes: `${kind === 'mysql' ? `${counterNote(g.grown.median.countersPerEvent)}; ` : ''}prefill ${g.prefillSeconds.toFixed(0)} s`,
-        extra: { prefill_seconds: g.prefillSeconds, mysql_per_event: g.grown.median.countersPerEvent, empty_mysql_per_event: g.empty.median.countersPerEvent },
+        extra: {
+          prefill_seconds: g.prefillSeconds,
+          mysql_per_event: g.grown.median.countersPerEvent,
+          empty_mysql_per_event: g.empty.median.countersPerEvent,
+        },
       });
       if (g.withHistory) {
         const h = g.withHistory;
@@ -339,7 +384,8 @@ async function main(): Promise<void> {
           ...(h.median.countersPerEvent ? { extra: { mysql_per_event: h.median.countersPerEvent } } : {}),
         });
       }
-      for (const r of [g.empty, g.grown, ...(g.withHistory ? [g.withHistory] : [])]) if (r.serverErrors.length) problems.push(`growth ${kind}: server logged ${r.serverErrors.join('; ')}`);
+      for (const r of [g.empty, g.grown, ...(g.withHistory ? [g.withHistory] : [])])
+        if (r.serverErrors.length) problems.push(`growth ${kind}: server logged ${r.serverErrors.join('; ')}`);
     }
 
     // --- bars ---------------------------------------------------------------------------------
@@ -349,16 +395,45 @@ async function main(): Promise<void> {
     const jsw = jetstream.window?.eventsPerS;
     if (m4 && jsw) {
       const ratio = m4.eventsPerS / jsw;
-      bars.push({ name: 'e2e mysql 4 conn × cap 32 vs JetStream windowed AckSync', target: '≥ 0.25×', actual: `${ratio.toFixed(2)}×`, pass: ratio >= 0.25 });
+      bars.push({
+        name: 'e2e mysql 4 conn × cap 32 vs JetStream windowed AckSync',
+        target: '≥ 0.25×',
+        actual: `${ratio.toFixed(2)}×`,
+        pass: ratio >= 0.25,
+      });
     }
-    if (m4 && m16) bars.push({ name: '16 competing conns on 1 sub vs 4 conns (mysql, cap 32)', target: '≥ 1.00×', actual: `${(m16.eventsPerS / m4.eventsPerS).toFixed(2)}×`, pass: m16.eventsPerS >= m4.eventsPerS });
+    if (m4 && m16)
+      bars.push({
+        name: '16 competing conns on 1 sub vs 4 conns (mysql, cap 32)',
+        target: '≥ 1.00×',
+        actual: `${(m16.eventsPerS / m4.eventsPerS).toFixed(2)}×`,
+        pass: m16.eventsPerS >= m4.eventsPerS,
+      });
     for (const kind of stores) {
       const l = latencies.find((x) => x.label === `${kind} one node`);
-      if (l) bars.push({ name: `publish→deliver p99, one node (${kind})`, target: '< 25 ms', actual: `${l.p99.toFixed(1)} ms`, pass: l.p99 < 25 && l.missing === 0 });
+      if (l)
+        bars.push({
+          name: `publish→deliver p99, one node (${kind})`,
+          target: '< 25 ms',
+          actual: `${l.p99.toFixed(1)} ms`,
+          pass: l.p99 < 25 && l.missing === 0,
+        });
     }
-    if (growthRatio !== undefined) bars.push({ name: `growth: ${GROWTH_RESULTS.toLocaleString('en-US')} results + 100 subs vs empty (mysql)`, target: '≥ 0.80×', actual: `${growthRatio.toFixed(2)}×`, pass: growthRatio >= 0.8 });
+    if (growthRatio !== undefined)
+      bars.push({
+        name: `growth: ${GROWTH_RESULTS.toLocaleString('en-US')} results + 100 subs vs empty (mysql)`,
+        target: '≥ 0.80×',
+        actual: `${growthRatio.toFixed(2)}×`,
+        pass: growthRatio >= 0.8,
+      });
     // A negative figure means RSS noise exceeded the sessions' memory: no verdict.
-    if (memoryMysql !== undefined) bars.push({ name: 'idle session RSS (mysql, orbit serve)', target: '≤ 50 KiB', actual: `${memoryMysql.toFixed(1)} KiB`, pass: memoryMysql < 0 ? null : memoryMysql <= 50 });
+    if (memoryMysql !== undefined)
+      bars.push({
+        name: 'idle session RSS (mysql, orbit serve)',
+        target: '≤ 50 KiB',
+        actual: `${memoryMysql.toFixed(1)} KiB`,
+        pass: memoryMysql < 0 ? null : memoryMysql <= 50,
+      });
 
     // --- output -------------------------------------------------------------------------------
     const table = renderTable(rows, bars);
@@ -369,7 +444,12 @@ async function main(): Promise<void> {
     );
     if (problems.length) console.log(`\nproblems:\n- ${problems.join('\n- ')}`);
     const duration = (now() - started) / 1000;
-    console.log(`\n${quick ? 'quick' : 'full'} run of ${revision} in ${duration.toFixed(0)} s; load average before ${loadBefore.join(' ')}, after ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; results in ${output}`);
+    console.log(
+      `\n${quick ? 'quick' : 'full'} run of ${revision} in ${duration.toFixed(0)} s; load average before ${loadBefore.join(' ')}, after ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}; results in ${output}`,
+    );
     mkdirSync(new URL('../bench/', import.meta.url), { recursive: true });
     writeFileSync(
       output,
@@ -381,8 +461,20 @@ async function main(): Promise<void> {
           duration_s: Number(duration.toFixed(1)),
           machine: { ...machine, loadavg_before: loadBefore, loadavg_after: os.loadavg().map((l) => Number(l.toFixed(2))) },
           method: {
-            e2e: { ...E2E, statistic: E2E.runs > 1 ? `median of ${E2E.runs} runs` : 'single run', payload_bytes: PAYLOAD_BYTES, consumers: 'raw ws clients in a child process; server and in-process appender in the bench process; HTTP publisher in a second child process (16 in flight)' },
-            jetstream: { windowed: WINDOW, ack: 'ackAck (AckSync)', storage: 'file', publisher: 'bench process, 32 publishes in flight', consumer: 'same child process as the Orbit consumers' },
+            e2e: {
+              ...E2E,
+              statistic: E2E.runs > 1 ? `median of ${E2E.runs} runs` : 'single run',
+              payload_bytes: PAYLOAD_BYTES,
+              consumers:
+                'raw ws clients in a child process; server and in-process appender in the bench process; HTTP publisher in a second child process (16 in flight)',
+            },
+            jetstream: {
+              windowed: WINDOW,
+              ack: 'ackAck (AckSync)',
+              storage: 'file',
+              publisher: 'bench process, 32 publishes in flight',
+              consumer: 'same child process as the Orbit consumers',
+            },
             management: { ...MGMT, concurrency: CONCURRENCY, load: 'closed loop, keep-alive, in a child process' },
             latency: LATENCY_SAMPLES,
             growth: { results: GROWTH_RESULTS, subscriptions: 100, long_lived_subscription_acked: GROWTH_HISTORY },
@@ -399,7 +491,8 @@ async function main(): Promise<void> {
   } finally {
     await consumer.stop();
     await publisher.stop();
-    for (const db of databases) await db.drop().catch((error: unknown) => log(`could not drop ${redactDatabaseUrl(db.url)}: ${String(error)}`));
+    for (const db of databases)
+      await db.drop().catch((error: unknown) => log(`could not drop ${redactDatabaseUrl(db.url)}: ${String(error)}`));
   }
 }
 

@@ -63,7 +63,8 @@ export async function migrationDrift(dialect: Dialect, folder?: string): Promise
     if (journalLength(copy) !== journalLength(committed)) return 'the tables have changes that no migration holds';
     // drizzle-kit can exit 0 when it fails (on a question it cannot ask without a terminal, for
     // one), so only its own word that nothing changed counts as agreement.
-    if (!generated.ok || !generated.output.includes('No schema changes')) return `drizzle-kit generate did not confirm that nothing changed:\n${generated.output}`;
+    if (!generated.ok || !generated.output.includes('No schema changes'))
+      return `drizzle-kit generate did not confirm that nothing changed:\n${generated.output}`;
     return null;
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -9,14 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  GENERATED_FILES,
-  HEADER,
-  diffOutput,
-  generate,
-  writeOutput,
-  type GeneratedOutput,
-} from './generate.ts';
+import { GENERATED_FILES, HEADER, diffOutput, generate, writeOutput, type GeneratedOutput } from './generate.ts';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,8 +36,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 
 async function copySpec(into: string): Promise<string> {
   const dir = path.join(into, 'spec');
-  for (const file of ['events.schema.json', 'openapi.yaml'])
-    await cp(path.join(realSpec, file), path.join(dir, file));
+  for (const file of ['events.schema.json', 'openapi.yaml']) await cp(path.join(realSpec, file), path.join(dir, file));
   return dir;
 }
 
@@ -90,8 +82,7 @@ describe('generate', () => {
     const js = fromRealSpec['validators.js'];
     expect(js).not.toContain('require(');
     expect(js).not.toContain('module.exports');
-    for (const match of js.matchAll(/^import .* from "([^"]+)";$/gm))
-      expect(match[1]).toMatch(/^ajv\/dist\/runtime\/\w+\.js$/);
+    for (const match of js.matchAll(/^import .* from "([^"]+)";$/gm)) expect(match[1]).toMatch(/^ajv\/dist\/runtime\/\w+\.js$/);
   });
 
   it('declares one type per $def and one validator per $def, frame direction and component schema', async () => {
@@ -106,13 +97,7 @@ describe('generate', () => {
       expect(dts).toContain(`export declare const validate${typeName}: Validator<${typeName}>;`);
       expect(js).toContain(`export const validate${typeName} = `);
     }
-    for (const name of [
-      'ClientFrame',
-      'ServerFrame',
-      'HelloFrame',
-      'CreateSubscriptionRequest',
-      'SubscriptionResult',
-    ]) {
+    for (const name of ['ClientFrame', 'ServerFrame', 'HelloFrame', 'CreateSubscriptionRequest', 'SubscriptionResult']) {
       expect(dts).toContain(`export declare const validate${name}:`);
     }
     expect(fromRealSpec['index.ts']).toContain('export * from "./validators.js";');

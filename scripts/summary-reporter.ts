@@ -17,9 +17,16 @@ export default class SummaryReporter implements Reporter {
         else skipped++;
       }
       // A failing hook (beforeAll) skips its tests: count each such suite or file as a failure.
-      const brokenSuites = [...module.children.allSuites()].filter((suite) => suite.state() === 'failed' && ![...suite.children.allTests()].some((t) => t.result().state === 'failed'));
+      const brokenSuites = [...module.children.allSuites()].filter(
+        (suite) => suite.state() === 'failed' && ![...suite.children.allTests()].some((t) => t.result().state === 'failed'),
+      );
       failed += brokenSuites.length;
-      if (module.state() === 'failed' && brokenSuites.length === 0 && ![...module.children.allTests()].some((t) => t.result().state === 'failed')) failed++;
+      if (
+        module.state() === 'failed' &&
+        brokenSuites.length === 0 &&
+        ![...module.children.allTests()].some((t) => t.result().state === 'failed')
+      )
+        failed++;
     }
     process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
   }

@@ -100,8 +100,7 @@ describe('the spec files', () => {
       if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${path}/${i}`));
       if (typeof node !== 'object' || node === null) return;
       const schema = node as JsonObject;
-      if (schema.type === 'object' && schema.additionalProperties !== false && !path.endsWith('/details'))
-        open.push(path);
+      if (schema.type === 'object' && schema.additionalProperties !== false && !path.endsWith('/details')) open.push(path);
       for (const [key, value] of Object.entries(schema)) walk(value, `${path}/${key}`);
     };
     walk(eventsSchema, 'events.schema.json#');
@@ -182,8 +181,7 @@ describe('forbidden frame shapes are rejected', () => {
   });
 
   it('protocol_version other than the string "1"', () => {
-    for (const version of ['2', 1, '01', ''])
-      expectInvalid('ClientFrame', withAt(hello, ['protocol_version'], version));
+    for (const version of ['2', 1, '01', '']) expectInvalid('ClientFrame', withAt(hello, ['protocol_version'], version));
     expectInvalid('ClientFrame', withAt(hello, ['protocol_version'], undefined));
   });
 
@@ -197,10 +195,8 @@ describe('forbidden frame shapes are rejected', () => {
         if (typeof node !== 'object' || node === null || Array.isArray(node)) return;
         // details and snapshot.result are free-form by definition.
         if (at[at.length - 1] === 'details' || at[at.length - 1] === 'result') return;
-        if (validator(def)(withAt(frame, [...at, 'unknown_field'], 1)))
-          failures.push(`${file}:/${at.join('/')}`);
-        if (validator(def)(withAt(frame, [...at, 'Unknown_Field'], 1)))
-          failures.push(`${file}:/${at.join('/')}`);
+        if (validator(def)(withAt(frame, [...at, 'unknown_field'], 1))) failures.push(`${file}:/${at.join('/')}`);
+        if (validator(def)(withAt(frame, [...at, 'Unknown_Field'], 1))) failures.push(`${file}:/${at.join('/')}`);
         for (const [key, value] of Object.entries(node)) visit(value, [...at, key]);
       };
       visit(frame, []);
@@ -210,21 +206,11 @@ describe('forbidden frame shapes are rejected', () => {
 
   it('a case-variant alias of a field name is an unknown field', () => {
     expectInvalid('HelloFrame', withAt(withAt(hello, ['message_id'], undefined), ['Message_Id'], ID));
-    expectInvalid(
-      'HelloFrame',
-      withAt(withAt(hello, ['body', 'capacity'], undefined), ['body', 'Capacity'], 1),
-    );
+    expectInvalid('HelloFrame', withAt(withAt(hello, ['body', 'capacity'], undefined), ['body', 'Capacity'], 1));
   });
 
   it('ids that are not 32 lower-case hex characters', () => {
-    for (const id of [
-      ID.toUpperCase(),
-      '0123456789ABCDEF0123456789abcdef',
-      ID.slice(1),
-      `${ID}0`,
-      'g'.repeat(32),
-      12,
-    ]) {
+    for (const id of [ID.toUpperCase(), '0123456789ABCDEF0123456789abcdef', ID.slice(1), `${ID}0`, 'g'.repeat(32), 12]) {
       expectInvalid('Id', id);
       expectInvalid('HelloFrame', withAt(hello, ['message_id'], id));
       expectInvalid('HelloFrame', withAt(hello, ['body', 'subscription_id'], id));
@@ -241,19 +227,7 @@ describe('forbidden frame shapes are rejected', () => {
   });
 
   it('non-canonical uint64 strings', () => {
-    for (const value of [
-      '01',
-      '+1',
-      '1.0',
-      '-1',
-      '',
-      ' 1',
-      '1 ',
-      '1e3',
-      '0x10',
-      '123456789012345678901',
-      1,
-    ]) {
+    for (const value of ['01', '+1', '1.0', '-1', '', ' 1', '1 ', '1e3', '0x10', '123456789012345678901', 1]) {
       expectInvalid('Uint64', value);
       expectInvalid('AckRequestFrame', withAt(example('ws.ack-request'), ['body', 'epoch'], value));
     }
@@ -277,10 +251,7 @@ describe('forbidden frame shapes are rejected', () => {
     }
     const fromBytes = (bytes: Buffer): string => bytes.toString('base64url');
     for (const fill of [0x00, 0xff, 0x5a]) expectValid('LeaseSecret', fromBytes(Buffer.alloc(32, fill)));
-    expectValid(
-      'LeaseSecret',
-      fromBytes(Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 11) % 256))),
-    );
+    expectValid('LeaseSecret', fromBytes(Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 11) % 256))));
   });
 
   it('timestamps that are not UTC RFC 3339 with Z', () => {
@@ -295,11 +266,7 @@ describe('forbidden frame shapes are rejected', () => {
     ]) {
       expectInvalid('Timestamp', value);
     }
-    for (const value of [
-      '2026-09-17T10:00:00Z',
-      '2026-09-17T10:00:00.5Z',
-      '2026-09-17T10:00:00.123456789Z',
-    ]) {
+    for (const value of ['2026-09-17T10:00:00Z', '2026-09-17T10:00:00.5Z', '2026-09-17T10:00:00.123456789Z']) {
       expectValid('Timestamp', value);
     }
   });
@@ -324,8 +291,7 @@ describe('forbidden frame shapes are rejected', () => {
   it('attempt counters outside 0..1000000', () => {
     const leased = (example('ws.deliver').body as JsonObject).delivery as JsonObject;
     expectValid('EventDelivery', withAt(leased, ['attempt_budget'], 1000000));
-    for (const value of [1000001, -1, 1.5, '20'])
-      expectInvalid('EventDelivery', withAt(leased, ['attempt_budget'], value));
+    for (const value of [1000001, -1, 1.5, '20']) expectInvalid('EventDelivery', withAt(leased, ['attempt_budget'], value));
     expectInvalid('EventDelivery', withAt(leased, ['attempts'], -1));
   });
 
@@ -348,8 +314,7 @@ describe('forbidden frame shapes are rejected', () => {
 });
 
 /** At least one valid and one invalid value for every schema of openapi.yaml#/components/schemas. */
-const subscription = (example('http.create-subscription.response').data as JsonObject)
-  .subscription as JsonObject;
+const subscription = (example('http.create-subscription.response').data as JsonObject).subscription as JsonObject;
 const delivery = (example('ws.deliver').body as JsonObject).delivery as JsonObject;
 const event = (example('ws.deliver').body as JsonObject).event as JsonObject;
 const expiredDelivery = withAt(withAt(delivery, ['state'], 'EXPIRED'), ['lease_until'], undefined);
@@ -391,10 +356,7 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
     ],
   },
   Subscription: {
-    valid: [
-      subscription,
-      { ...subscription, enabled: false, retired_at: '2026-09-18T00:00:00Z', retired_sequence: '40' },
-    ],
+    valid: [subscription, { ...subscription, enabled: false, retired_at: '2026-09-18T00:00:00Z', retired_sequence: '40' }],
     invalid: [
       withAt(subscription, ['credential_id'], undefined),
       withAt(subscription, ['revision'], 1),
@@ -427,7 +389,13 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
       historyEntry,
       { ...historyEntry, action: 'create', reason: '', revision: '1', from_sequence: '0' },
       { ...historyEntry, action: 'retire', retired_sequence: '18446744073709551615' },
-      { ...historyEntry, action: 'retry', delivery_id: 'fedcba9876543210fedcba9876543210', additional_attempts: 100, attempt_budget: 1000000 },
+      {
+        ...historyEntry,
+        action: 'retry',
+        delivery_id: 'fedcba9876543210fedcba9876543210',
+        additional_attempts: 100,
+        attempt_budget: 1000000,
+      },
     ],
     invalid: [
       { ...historyEntry, action: 'configure' },
@@ -445,10 +413,7 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
     invalid: ['', 'x'.repeat(1025), '😀'.repeat(1025), 7, null],
   },
   ConfigureSubscriptionRequest: {
-    valid: [
-      example('http.configure-subscription.request'),
-      { expected_revision: '7', enabled: true, reason: 'resume' },
-    ],
+    valid: [example('http.configure-subscription.request'), { expected_revision: '7', enabled: true, reason: 'resume' }],
     invalid: [
       { expected_revision: '1', enabled: false },
       { expected_revision: '1', reason: 'x' },
@@ -461,17 +426,10 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
   },
   RetireSubscriptionRequest: {
     valid: [{ expected_revision: '2', reason: 'queue decommissioned' }],
-    invalid: [
-      { expected_revision: '2' },
-      { reason: 'x' },
-      { expected_revision: '2', reason: 'x', enabled: false },
-    ],
+    invalid: [{ expected_revision: '2' }, { reason: 'x' }, { expected_revision: '2', reason: 'x', enabled: false }],
   },
   RetryDeliveryRequest: {
-    valid: [
-      example('http.retry-delivery.request'),
-      { expected_revision: '3', reason: 'x', additional_attempts: 100 },
-    ],
+    valid: [example('http.retry-delivery.request'), { expected_revision: '3', reason: 'x', additional_attempts: 100 }],
     invalid: [
       { expected_revision: '3', reason: 'x', additional_attempts: 0 },
       { expected_revision: '3', reason: 'x', additional_attempts: 101 },
@@ -540,17 +498,11 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
   },
   SubscriptionResultEnvelope: {
     valid: [example('http.create-subscription.response')],
-    invalid: [
-      envelope(subscription),
-      withAt(example('http.create-subscription.response'), ['request_id'], 'req-1'),
-    ],
+    invalid: [envelope(subscription), withAt(example('http.create-subscription.response'), ['request_id'], 'req-1')],
   },
   SubscriptionListEnvelope: {
     valid: [envelope({ items: [subscription] })],
-    invalid: [
-      envelope([subscription]),
-      { ...envelope({ items: [] }), error: { code: 'UNAVAILABLE', message: 'x' } },
-    ],
+    invalid: [envelope([subscription]), { ...envelope({ items: [] }), error: { code: 'UNAVAILABLE', message: 'x' } }],
   },
   SubscriptionHistoryEnvelope: {
     valid: [envelope({ items: [historyEntry] })],
@@ -633,9 +585,7 @@ describe('openapi.yaml structure', () => {
   });
 
   it('names the permission of every authenticated operation', () => {
-    const permissions = Object.fromEntries(
-      operations.map(([, , op]) => [op.operationId, op['x-orbit-permission']]),
-    );
+    const permissions = Object.fromEntries(operations.map(([, , op]) => [op.operationId, op['x-orbit-permission']]));
     expect(permissions).toEqual({
       CreateSubscription: 'events:manage',
       ListSubscriptions: 'events:read',
@@ -662,24 +612,16 @@ describe('openapi.yaml structure', () => {
 
   it('requires Idempotency-Key on every POST and allows query parameters only on the lists', () => {
     for (const [method, route, op] of operations) {
-      const names = ((op.parameters ?? []) as JsonObject[])
-        .map(deref)
-        .map((p) => `${p.in as string}:${p.name as string}`);
+      const names = ((op.parameters ?? []) as JsonObject[]).map(deref).map((p) => `${p.in as string}:${p.name as string}`);
       if (method === 'post') expect(names, route).toContain('header:Idempotency-Key');
       const query = names.filter((name) => name.startsWith('query:'));
-      if (op.operationId === 'ListSubscriptions')
-        expect(query).toEqual(['query:queue_id', 'query:limit', 'query:cursor']);
-      else if (op.operationId === 'ListEventDeliveries')
-        expect(query).toEqual(['query:limit', 'query:cursor', 'query:state']);
-      else if (op.operationId === 'ListSubscriptionHistory')
-        expect(query).toEqual(['query:limit', 'query:cursor']);
+      if (op.operationId === 'ListSubscriptions') expect(query).toEqual(['query:queue_id', 'query:limit', 'query:cursor']);
+      else if (op.operationId === 'ListEventDeliveries') expect(query).toEqual(['query:limit', 'query:cursor', 'query:state']);
+      else if (op.operationId === 'ListSubscriptionHistory') expect(query).toEqual(['query:limit', 'query:cursor']);
       else expect(query, route).toEqual([]);
     }
     const key = (openapi.components as JsonObject).parameters as JsonObject;
-    const pattern = new RegExp(
-      ((key.IdempotencyKey as JsonObject).schema as JsonObject).pattern as string,
-      'u',
-    );
+    const pattern = new RegExp(((key.IdempotencyKey as JsonObject).schema as JsonObject).pattern as string, 'u');
     expect(pattern.test('a')).toBe(true);
     expect(pattern.test('~'.repeat(255))).toBe(true);
     expect(pattern.test('x'.repeat(256))).toBe(false);
@@ -703,11 +645,8 @@ describe('openapi.yaml structure', () => {
       for (const [status, raw] of Object.entries(op.responses)) {
         const response = deref(raw);
         const headers = Object.keys((response.headers ?? {}) as JsonObject);
-        expect(headers, `${route} ${status}`).toEqual(
-          expect.arrayContaining(['X-Request-ID', 'Cache-Control']),
-        );
-        if (status === '429' || status === '503')
-          expect(headers, `${route} ${status}`).toContain('Retry-After');
+        expect(headers, `${route} ${status}`).toEqual(expect.arrayContaining(['X-Request-ID', 'Cache-Control']));
+        if (status === '429' || status === '503') expect(headers, `${route} ${status}`).toContain('Retry-After');
         if (status === '101') {
           expect(response.content).toBeUndefined();
           continue;
@@ -717,9 +656,8 @@ describe('openapi.yaml structure', () => {
           expect(Object.keys(response.content as JsonObject)).toEqual(['text/plain']);
           continue;
         }
-        const schemaRef = ((
-          ((response.content as JsonObject)['application/json'] as JsonObject).schema as JsonObject
-        ).$ref ?? '') as string;
+        const schemaRef = ((((response.content as JsonObject)['application/json'] as JsonObject).schema as JsonObject).$ref ??
+          '') as string;
         expect(schemaRef, `${route} ${status}`).toMatch(/^#\/components\/schemas\/\w+Envelope$/);
         if (status.startsWith('2')) expect(schemaRef).not.toMatch(/ErrorEnvelope$/);
         else expect(schemaRef).toMatch(/ErrorEnvelope$/);

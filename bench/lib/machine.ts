@@ -74,7 +74,9 @@ export async function machineInfo(mysqlRoot: string): Promise<MachineInfo> {
   try {
     const conn = await mysql.createConnection({ uri: mysqlRoot });
     try {
-      const [rows] = await conn.query("SELECT VERSION() AS v, @@innodb_flush_log_at_trx_commit AS f, @@innodb_buffer_pool_size AS b, @@log_bin AS l");
+      const [rows] = await conn.query(
+        'SELECT VERSION() AS v, @@innodb_flush_log_at_trx_commit AS f, @@innodb_buffer_pool_size AS b, @@log_bin AS l',
+      );
       const row = (rows as Record<string, unknown>[])[0]!;
       mariadb = String(row.v);
       durability = `innodb_flush_log_at_trx_commit=${row.f}, buffer_pool=${Math.round(Number(row.b) / 1048576)} MiB, log_bin=${row.l}`;
@@ -118,6 +120,7 @@ export async function mysqlCounters(conn: mysql.Connection): Promise<Record<stri
     Innodb_rows_read: 'rows_read',
   };
   const out: Record<string, number> = {};
-  for (const row of rows as Array<{ Variable_name: string; Value: string }>) out[names[row.Variable_name] ?? row.Variable_name] = Number(row.Value);
+  for (const row of rows as Array<{ Variable_name: string; Value: string }>)
+    out[names[row.Variable_name] ?? row.Variable_name] = Number(row.Value);
   return out;
 }

@@ -62,8 +62,18 @@ export async function measureRate(args: {
     const windowMs = Number(s1.t) - Number(s0.t);
     const cpuUsPerEvent: Record<string, number> = { consumer: ((Number(s1.cpuMs) - Number(s0.cpuMs)) * 1000) / Math.max(events, 1) };
     for (const name of Object.keys(cpu1)) cpuUsPerEvent[name] = ((cpu1[name]! - cpu0[name]!) * 1000) / Math.max(events, 1);
-    const countersPerEvent = k0 && k1 ? Object.fromEntries(Object.keys(k1).map((k) => [k, Number(((k1[k]! - (k0[k] ?? 0)) / Math.max(events, 1)).toFixed(2))])) : undefined;
-    return { eventsPerS: (events * 1000) / windowMs, events, windowMs, cpuUsPerEvent, consumerErrors: (s1.errorSamples as string[]) ?? [], ...(countersPerEvent ? { countersPerEvent } : {}) };
+    const countersPerEvent =
+      k0 && k1
+        ? Object.fromEntries(Object.keys(k1).map((k) => [k, Number(((k1[k]! - (k0[k] ?? 0)) / Math.max(events, 1)).toFixed(2))]))
+        : undefined;
+    return {
+      eventsPerS: (events * 1000) / windowMs,
+      events,
+      windowMs,
+      cpuUsPerEvent,
+      consumerErrors: (s1.errorSamples as string[]) ?? [],
+      ...(countersPerEvent ? { countersPerEvent } : {}),
+    };
   } finally {
     await producer.stop();
   }

@@ -34,7 +34,10 @@ export interface ServerErrors {
 }
 
 /** `startServer` in this process on a free loopback port; logged errors are collected. */
-export async function startInProcess(db: BenchDatabase, env: Record<string, string> = {}): Promise<{ server: RunningServer; errors: ServerErrors }> {
+export async function startInProcess(
+  db: BenchDatabase,
+  env: Record<string, string> = {},
+): Promise<{ server: RunningServer; errors: ServerErrors }> {
   const settings = loadSettings(env, { listen: '127.0.0.1:0', databaseUrl: db.url });
   const errors: ServerErrors = { count: 0, samples: [] };
   const server = await startServer(settings, (level, message, fields) => {
@@ -59,7 +62,12 @@ export async function createSubscription(
 ): Promise<string> {
   const principal = await store.authenticate(token);
   if (!principal) throw new Error('bench credential did not authenticate');
-  const receipt = await store.createSubscription(principal, `bench-${input.name}-${randomBytes(6).toString('hex')}`, randomBytes(32).toString('hex'), input);
+  const receipt = await store.createSubscription(
+    principal,
+    `bench-${input.name}-${randomBytes(6).toString('hex')}`,
+    randomBytes(32).toString('hex'),
+    input,
+  );
   const data = receipt.data as { subscription?: { id: string } };
   if (receipt.status !== 201 || !data.subscription) throw new Error(`subscription not created: ${JSON.stringify(receipt)}`);
   return data.subscription.id;
@@ -83,7 +91,11 @@ export interface OrbitProcess {
 const GC_LAUNCHER = fileURLToPath(new URL('../serve-gc.mjs', import.meta.url));
 
 /** A real `orbit serve` process on a free loopback port (read from its first log line). */
-export async function spawnOrbit(databaseUrl: string, env: Record<string, string> = {}, options: { gcLauncher?: boolean } = {}): Promise<OrbitProcess> {
+export async function spawnOrbit(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  options: { gcLauncher?: boolean } = {},
+): Promise<OrbitProcess> {
   const launcher = options.gcLauncher ? ['--expose-gc', '--max-semi-space-size=1', GC_LAUNCHER] : undefined;
   const server = await serveOrbit(['--listen', '127.0.0.1:0', '--database', databaseUrl], env, 30_000, launcher);
   return {

@@ -58,8 +58,13 @@ export function renderTable(rows: readonly Row[], bars: readonly Bar[]): string 
     cpuCell(r.cpu_us_per_event),
     r.notes ?? '',
   ]);
-  for (const bar of bars) body.push(['bar', bar.name, bar.actual, '', bar.target, '', bar.pass === null ? 'n/a' : bar.pass ? 'PASS' : 'MISS']);
+  for (const bar of bars)
+    body.push(['bar', bar.name, bar.actual, '', bar.target, '', bar.pass === null ? 'n/a' : bar.pass ? 'PASS' : 'MISS']);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => row[i]!.length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i === 2 ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|')}|`, ...body.map(line)].join('\n');
+  return [
+    line(header),
+    `|${widths.map((w, i) => (i === 2 ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|')}|`,
+    ...body.map(line),
+  ].join('\n');
 }

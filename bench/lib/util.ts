@@ -27,7 +27,12 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
 }
 
 /** Polls `check` every `everyMs` until it is truthy; throws after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, what: string, everyMs = 10): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 10,
+): Promise<T> {
   const deadline = now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -70,6 +75,9 @@ export function hexId(prefix: number, counter: number): string {
 
 export function randomHex(bytes = 16): string {
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(Math.random() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(Math.random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }

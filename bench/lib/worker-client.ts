@@ -19,7 +19,10 @@ export class WorkerClient {
   progress = 0;
   private exited = false;
 
-  private constructor(private readonly child: ChildProcess, readonly name: string) {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly name: string,
+  ) {
     child.on('message', (message: Reply) => {
       if (message.type === 'progress') {
         this.progress = Number(message.count);

@@ -22,13 +22,31 @@ export class WsConsumer {
     private readonly autoAck: boolean,
   ) {}
 
-  static async open(baseUrl: string, token: string, subscriptionId: string, capacity: number, options: { onDeliver?: (frame: any, receivedAt: number) => void; autoAck?: boolean } = {}): Promise<WsConsumer> {
-    const ws = new WebSocket(baseUrl.replace(/^http/, 'ws') + '/v1/events/connect', 'orbit.events.v1', { headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+  static async open(
+    baseUrl: string,
+    token: string,
+    subscriptionId: string,
+    capacity: number,
+    options: { onDeliver?: (frame: any, receivedAt: number) => void; autoAck?: boolean } = {},
+  ): Promise<WsConsumer> {
+    const ws = new WebSocket(baseUrl.replace(/^http/, 'ws') + '/v1/events/connect', 'orbit.events.v1', {
+      headers: { authorization: `Bearer ${token}` },
+      perMessageDeflate: false,
+    });
     const consumer = new WsConsumer(ws, options.onDeliver ?? null, options.autoAck ?? true);
     const welcome = new Promise<void>((resolve, reject) => {
       const helloId = nextId();
       ws.once('error', reject);
-      ws.once('open', () => ws.send(JSON.stringify({ protocol_version: '1', type: 'events.hello', message_id: helloId, body: { subscription_id: subscriptionId, capacity } })));
+      ws.once('open', () =>
+        ws.send(
+          JSON.stringify({
+            protocol_version: '1',
+            type: 'events.hello',
+            message_id: helloId,
+            body: { subscription_id: subscriptionId, capacity },
+          }),
+        ),
+      );
       ws.on('message', (data) => {
         const receivedAt = now();
         const frame = JSON.parse(data.toString());
@@ -52,7 +70,13 @@ export class WsConsumer {
       if (this.autoAck) {
         const d = frame.body.delivery;
         this.ws.send(
-          JSON.stringify({ protocol_version: '1', type: 'event.ack', message_id: nextId(), session_id: this.sessionId, body: { delivery_id: d.id, epoch: d.lease_epoch, lease_secret: frame.body.lease_secret } }),
+          JSON.stringify({
+            protocol_version: '1',
+            type: 'event.ack',
+            message_id: nextId(),
+            session_id: this.sessionId,
+            body: { delivery_id: d.id, epoch: d.lease_epoch, lease_secret: frame.body.lease_secret },
+          }),
         );
       }
     } else if (frame.type === 'ack') this.acked++;

@@ -15,7 +15,15 @@ import { RawJson } from '@orbit/spec/codec';
 import mysql from 'mysql2/promise';
 import { mysqlCounters } from '../lib/machine.ts';
 import { leadLimitedProducer, measureRate, type Producer, type RateSample, type Timing } from '../lib/measure.ts';
-import { bootstrap, createSubscription, MYSQL_ROOT, startInProcess, type BenchDatabase, type ServerErrors, type StoreKind } from '../lib/orbit.ts';
+import {
+  bootstrap,
+  createSubscription,
+  MYSQL_ROOT,
+  startInProcess,
+  type BenchDatabase,
+  type ServerErrors,
+  type StoreKind,
+} from '../lib/orbit.ts';
 import { DETAILS_TEXT, RESULT_TEXT } from '../lib/payload.ts';
 import { hexId, median, sleep } from '../lib/util.ts';
 import type { WorkerClient } from '../lib/worker-client.ts';
@@ -63,7 +71,14 @@ const APPEND_BATCH = 64;
 function inputs(queueId: string, n: number, base: number): ResultInput[] {
   const out: ResultInput[] = [];
   for (let i = 0; i < n; i++) {
-    out.push({ queueId, type: 'task.succeeded', taskId: hexId(0xbe7c, base + i), taskRevision: '1', details: new RawJson(DETAILS_TEXT), result: new RawJson(RESULT_TEXT) });
+    out.push({
+      queueId,
+      type: 'task.succeeded',
+      taskId: hexId(0xbe7c, base + i),
+      taskRevision: '1',
+      details: new RawJson(DETAILS_TEXT),
+      result: new RawJson(RESULT_TEXT),
+    });
   }
   return out;
 }
@@ -109,13 +124,21 @@ export class E2eBench {
   async runOnce(c: E2eCase, timing: Timing, fixture?: Fixture): Promise<RateSample> {
     const store = this.server.orbit.store;
     const run = ++this.runCounter;
-    const cred = fixture ? { token: fixture.token, queue_ids: { q: fixture.queueId } as Record<string, string> } : await bootstrap(store, `e2e-${run}`, ['q']);
+    const cred = fixture
+      ? { token: fixture.token, queue_ids: { q: fixture.queueId } as Record<string, string> }
+      : await bootstrap(store, `e2e-${run}`, ['q']);
     const queueId = cred.queue_ids.q!;
     const subscriptionIds: string[] = [...(fixture?.subscriptionIds ?? [])];
-    for (let s = subscriptionIds.length; s < c.subscriptions; s++) subscriptionIds.push(await createSubscription(store, cred.token, { name: `r${run}-s${s}`, queue_id: queueId, max_pending: 1000 }));
+    for (let s = subscriptionIds.length; s < c.subscriptions; s++)
+      subscriptionIds.push(await createSubscription(store, cred.token, { name: `r${run}-s${s}`, queue_id: queueId, max_pending: 1000 }));
     await this.consumer.request({ op: 'reset' });
     await this.consumer.request(
-      { op: 'orbit-consumers', url: this.server.url, token: cred.token, groups: subscriptionIds.map((id) => ({ subscriptionId: id, connections: c.connections, capacity: c.capacity })) },
+      {
+        op: 'orbit-consumers',
+        url: this.server.url,
+        token: cred.token,
+        groups: subscriptionIds.map((id) => ({ subscriptionId: id, connections: c.connections, capacity: c.capacity })),
+      },
       30_000,
     );
     const lead = leadFor(c);
@@ -144,7 +167,16 @@ export class E2eBench {
         start: async () => {
           relay = setInterval(() => this.publisher.tell({ type: 'acked', count: this.consumer.progress }), 10);
           await this.publisher.request({ op: 'reset' });
-          await this.publisher.request({ op: 'http-publish', url: this.server.url, token: cred.token, queueId, concurrency: 16, lead, fanout: c.subscriptions, maxMs });
+          await this.publisher.request({
+            op: 'http-publish',
+            url: this.server.url,
+            token: cred.token,
+            queueId,
+            concurrency: 16,
+            lead,
+            fanout: c.subscriptions,
+            maxMs,
+          });
         },
         stop: async () => {
           await this.publisher.request({ op: 'stop-publish' }, 20_000);
@@ -156,7 +188,13 @@ export class E2eBench {
       const pids: Record<string, number | null> = { db: this.dbPid, consumer: null };
       if (c.mode === 'http') pids.publisher = this.publisher.pid;
       const monitor = this.monitor;
-      return await measureRate({ consumer: this.consumer, producer, timing, pids, ...(monitor ? { counters: () => mysqlCounters(monitor) } : {}) });
+      return await measureRate({
+        consumer: this.consumer,
+        producer,
+        timing,
+        pids,
+        ...(monitor ? { counters: () => mysqlCounters(monitor) } : {}),
+      });
     } finally {
       await this.consumer.request({ op: 'close-consumers' }, 20_000);
       // Let claims that were in flight for the closed sessions finish before the next run.
@@ -170,6 +208,12 @@ export class E2eBench {
     for (let r = 0; r < timing.runs; r++) runs.push(await this.runOnce(c, timing, fixture));
     const eventsPerS = median(runs.map((s) => s.eventsPerS));
     const sorted = [...runs].sort((a, b) => a.eventsPerS - b.eventsPerS);
-    return { c, runs, eventsPerS, median: sorted[sorted.length >> 1]!, serverErrors: this.errors.count > before ? [...this.errors.samples] : [] };
+    return {
+      c,
+      runs,
+      eventsPerS,
+      median: sorted[sorted.length >> 1]!,
+      serverErrors: this.errors.count > before ? [...this.errors.samples] : [],
+    };
   }
 }

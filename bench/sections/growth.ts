@@ -26,7 +26,8 @@ import type { WorkerClient } from '../lib/worker-client.ts';
 import { E2eBench, type E2eCase, type E2eResult } from './e2e.ts';
 
 const ROWS_PER_INSERT = 1000;
-const RESULT_COLUMNS = 'sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id';
+const RESULT_COLUMNS =
+  'sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id';
 
 export interface GrowthResult {
   readonly prefilled: number;
@@ -52,7 +53,13 @@ async function fixture(bench: E2eBench): Promise<Fixture> {
   const store = bench.server.orbit.store;
   const a = await bootstrap(store, 'growth-a', ['q', 'other']);
   const b = await bootstrap(store, 'growth-b', ['q2']);
-  return { token: a.token, queueId: a.queue_ids.q!, otherQueueId: a.queue_ids.other!, secondToken: b.token, secondQueueId: b.queue_ids.q2! };
+  return {
+    token: a.token,
+    queueId: a.queue_ids.q!,
+    otherQueueId: a.queue_ids.other!,
+    secondToken: b.token,
+    secondQueueId: b.queue_ids.q2!,
+  };
 }
 
 /** Inserts `count` results after the current head and moves the head; returns seconds taken. */
@@ -80,7 +87,9 @@ async function prefill(bench: E2eBench, f: Fixture, count: number): Promise<numb
         const values: string[] = [];
         for (let i = 0; i < ROWS_PER_INSERT; i++) {
           const n = batch * ROWS_PER_INSERT + i;
-          values.push(`(${head + BigInt(n + 1)},'${randomBytes(16).toString('hex')}','${queues[n % queues.length]}','task.succeeded','${hexId(0x7a5c, n)}','1',${occurredAt},${details},${result},0,NULL)`);
+          values.push(
+            `(${head + BigInt(n + 1)},'${randomBytes(16).toString('hex')}','${queues[n % queues.length]}','task.succeeded','${hexId(0x7a5c, n)}','1',${occurredAt},${details},${result},0,NULL)`,
+          );
         }
         await db.transaction((tx) => tx.run(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${values.join(',')}`));
         continue;
@@ -88,17 +97,32 @@ async function prefill(bench: E2eBench, f: Fixture, count: number): Promise<numb
       const params: unknown[] = [];
       for (let i = 0; i < ROWS_PER_INSERT; i++) {
         const n = batch * ROWS_PER_INSERT + i;
-        params.push(head + BigInt(n + 1), randomBytes(16).toString('hex'), queues[n % queues.length], 'task.succeeded', hexId(0x7a5c, n), '1', occurredAt, DETAILS_TEXT, RESULT_TEXT, 0, null);
+        params.push(
+          head + BigInt(n + 1),
+          randomBytes(16).toString('hex'),
+          queues[n % queues.length],
+          'task.succeeded',
+          hexId(0x7a5c, n),
+          '1',
+          occurredAt,
+          DETAILS_TEXT,
+          RESULT_TEXT,
+          0,
+          null,
+        );
       }
       await db.transaction((tx) => tx.run(sqliteSql, params));
     }
   };
   await Promise.all(Array.from({ length: writers }, writer));
-  await db.transaction((tx) => tx.run('UPDATE result_head SET head_sequence = ? WHERE id = 1', [(head + BigInt(batches * ROWS_PER_INSERT)).toString()]));
+  await db.transaction((tx) =>
+    tx.run('UPDATE result_head SET head_sequence = ? WHERE id = 1', [(head + BigInt(batches * ROWS_PER_INSERT)).toString()]),
+  );
   return (now() - started) / 1000;
 }
 
-const DELIVERY_COLUMNS = 'id, subscription_id, sequence, event_id, revision, state, created_at, available_at, lease_epoch, lease_until, lease_digest, lease_session, attempts, attempt_budget, acknowledged_at';
+const DELIVERY_COLUMNS =
+  'id, subscription_id, sequence, event_id, revision, state, created_at, available_at, lease_epoch, lease_until, lease_digest, lease_session, attempts, attempt_budget, acknowledged_at';
 
 /**
  * Gives a subscription `count` ACKED deliveries (sequences 1..count, below its cursor), as a
@@ -108,7 +132,9 @@ async function prefillHistory(bench: E2eBench, subscriptionId: string, count: nu
   const db = bench.server.orbit.store.db;
   const started = now();
   const at = Date.now();
-  const placeholders = Array.from({ length: ROWS_PER_INSERT }, () => "(?, ?, ?, ?, 3, 'ACKED', ?, ?, 1, NULL, NULL, NULL, 1, 20, ?)").join(', ');
+  const placeholders = Array.from({ length: ROWS_PER_INSERT }, () => "(?, ?, ?, ?, 3, 'ACKED', ?, ?, 1, NULL, NULL, NULL, 1, 20, ?)").join(
+    ', ',
+  );
   const sql = `INSERT INTO deliveries (${DELIVERY_COLUMNS}) VALUES ${placeholders}`;
   for (let batch = 0; batch < Math.ceil(count / ROWS_PER_INSERT); batch++) {
     const params: unknown[] = [];
@@ -161,7 +187,16 @@ export async function growthBench(args: {
       args.onProgress?.(`gave one subscription ${history} ACKED deliveries in ${seconds.toFixed(1)} s`);
       withHistory = await grownBench.runCase(c, args.timing, { token: f.token, queueId: f.queueId, subscriptionIds: [subscriptionId] });
     }
-    return { prefilled: args.results, prefillSeconds, subscriptions: 100, empty, grown, ratio: grown.eventsPerS / empty.eventsPerS, history, ...(withHistory ? { withHistory } : {}) };
+    return {
+      prefilled: args.results,
+      prefillSeconds,
+      subscriptions: 100,
+      empty,
+      grown,
+      ratio: grown.eventsPerS / empty.eventsPerS,
+      history,
+      ...(withHistory ? { withHistory } : {}),
+    };
   } finally {
     await grownBench.close();
   }

@@ -57,7 +57,12 @@ export class JetStreamBench {
     const subject = `orbit.bench.${name.toLowerCase()}`;
     await jsm.streams.add({ name, subjects: [subject], storage: StorageType.File });
     const durable = 'bench';
-    await jsm.consumers.add(name, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, max_ack_pending: mode === 'window' ? WINDOW : 1 });
+    await jsm.consumers.add(name, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      max_ack_pending: mode === 'window' ? WINDOW : 1,
+    });
     await this.consumer.request({ op: 'reset' });
     await this.consumer.request({ op: 'js-consumer', servers: NATS_URL, stream: name, durable, mode, window: WINDOW });
     const lead = Math.max(64, 4 * (mode === 'window' ? WINDOW : 1));

@@ -44,7 +44,11 @@ async function paced(args: {
     await sleep(args.gapMs());
   }
   try {
-    await waitFor(() => [...started.keys()].every((id) => args.arrivals.has(id)), args.deliveredTimeoutMs, 'every latency sample to be delivered');
+    await waitFor(
+      () => [...started.keys()].every((id) => args.arrivals.has(id)),
+      args.deliveredTimeoutMs,
+      'every latency sample to be delivered',
+    );
   } catch {
     // reported as missing
   }
@@ -78,7 +82,16 @@ export async function oneNodeLatency(kind: StoreKind, samples: number): Promise<
     const c = consumer;
     // Warm-up: a few results through the whole path first.
     for (let i = 0; i < 20; i++) {
-      await store.appendResults([{ queueId, type: 'task.succeeded', taskId: hexId(1, i), taskRevision: '1', details: new RawJson(DETAILS_TEXT), result: new RawJson(RESULT_TEXT) }]);
+      await store.appendResults([
+        {
+          queueId,
+          type: 'task.succeeded',
+          taskId: hexId(1, i),
+          taskRevision: '1',
+          details: new RawJson(DETAILS_TEXT),
+          result: new RawJson(RESULT_TEXT),
+        },
+      ]);
       await sleep(5);
     }
     await waitFor(() => arrivals.size >= 20, 10_000, 'latency warm-up');
@@ -91,7 +104,16 @@ export async function oneNodeLatency(kind: StoreKind, samples: number): Promise<
       deliveredTimeoutMs: 10_000,
       errors: () => c.errors,
       publish: async (i) => {
-        const [row] = await store.appendResults([{ queueId, type: 'task.succeeded', taskId: hexId(2, i), taskRevision: '1', details: new RawJson(DETAILS_TEXT), result: new RawJson(RESULT_TEXT) }]);
+        const [row] = await store.appendResults([
+          {
+            queueId,
+            type: 'task.succeeded',
+            taskId: hexId(2, i),
+            taskRevision: '1',
+            details: new RawJson(DETAILS_TEXT),
+            result: new RawJson(RESULT_TEXT),
+          },
+        ]);
         return String(row!.id);
       },
     });
@@ -106,7 +128,16 @@ function post(url: string, agent: http.Agent, token: string, key: string, body: 
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
-      { method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'idempotency-key': key, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } },
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'idempotency-key': key,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(body)),
+        },
+      },
       (res) => {
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -142,7 +173,15 @@ export async function twoNodeLatency(samples: number): Promise<LatencyResult & {
     for (let i = 0; i < 10; i++) await publish(1_000_000 + i);
     await waitFor(() => arrivals.size >= 10, 10_000, 'two-node warm-up');
     arrivals.clear();
-    const result = await paced({ label: 'mysql two nodes', samples, gapMs: () => 10 + Math.random() * 20, arrivals, deliveredTimeoutMs: 10_000, errors: () => c.errors, publish });
+    const result = await paced({
+      label: 'mysql two nodes',
+      samples,
+      gapMs: () => 10 + Math.random() * 20,
+      arrivals,
+      deliveredTimeoutMs: 10_000,
+      errors: () => c.errors,
+      publish,
+    });
     return { ...result, pollIntervalMs: 250 };
   } finally {
     await consumer?.close();

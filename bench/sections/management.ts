@@ -53,10 +53,28 @@ export async function managementBench(
     const main = await bootstrap(store, 'mgmt', ['q']);
     const subscriptionId = await createSubscription(store, main.token, { name: 'read-me', queue_id: main.queue_ids.q! });
     const routes = ['bare', 'get', 'create'] as const;
-    const acc = new Map<ManagementRoute, { runs: number[]; failures: number; capped: boolean; cpus: Record<string, number>[] }>(routes.map((r) => [r, { runs: [], failures: 0, capped: false, cpus: [] }]));
+    const acc = new Map<ManagementRoute, { runs: number[]; failures: number; capped: boolean; cpus: Record<string, number>[] }>(
+      routes.map((r) => [r, { runs: [], failures: 0, capped: false, cpus: [] }]),
+    );
     // Warm-up (not recorded): both HTTP stacks and the store's statements get compiled first.
-    for (const [url, path] of [[bareUrl, '/bench/bare'], [server.url, `/v1/subscriptions/${subscriptionId}`]] as const) {
-      await load.request({ op: 'http-load', kind: 'get', url, path, tokens: [main.token], queueIds: [], concurrency: CONCURRENCY, warmupMs: 500, measureMs: 1 }, 30_000);
+    for (const [url, path] of [
+      [bareUrl, '/bench/bare'],
+      [server.url, `/v1/subscriptions/${subscriptionId}`],
+    ] as const) {
+      await load.request(
+        {
+          op: 'http-load',
+          kind: 'get',
+          url,
+          path,
+          tokens: [main.token],
+          queueIds: [],
+          concurrency: CONCURRENCY,
+          warmupMs: 500,
+          measureMs: 1,
+        },
+        30_000,
+      );
     }
     // Rounds interleave the routes, so drift in the machine's load affects all of them alike.
     for (let r = 0; r < timing.runs; r++) {

@@ -42,7 +42,12 @@ async function sampleAfterGc(server: OrbitProcess): Promise<Sample> {
   const last = text.slice(text.lastIndexOf('{"bench_memory"'));
   const report = JSON.parse(last.slice(0, last.indexOf('\n'))) as { bench_memory: NodeJS.MemoryUsage };
   const m = report.bench_memory;
-  return { rssKiB: processRssKiB(server.pid), heapUsedKiB: m.heapUsed / 1024, heapTotalKiB: m.heapTotal / 1024, externalKiB: m.external / 1024 };
+  return {
+    rssKiB: processRssKiB(server.pid),
+    heapUsedKiB: m.heapUsed / 1024,
+    heapTotalKiB: m.heapTotal / 1024,
+    externalKiB: m.external / 1024,
+  };
 }
 
 /**
@@ -65,7 +70,11 @@ async function settledSample(server: OrbitProcess, settleMs: number, samples: nu
   return { rssKiB: pick('rssKiB'), heapUsedKiB: pick('heapUsedKiB'), heapTotalKiB: pick('heapTotalKiB'), externalKiB: pick('externalKiB') };
 }
 
-export async function memoryBench(kind: StoreKind, sessions = IDLE_SESSIONS, settle = { settleMs: 10_000, samples: 4 }): Promise<MemoryResult> {
+export async function memoryBench(
+  kind: StoreKind,
+  sessions = IDLE_SESSIONS,
+  settle = { settleMs: 10_000, samples: 4 },
+): Promise<MemoryResult> {
   const db = await freshDatabase(kind);
   const setup = await Store.open(db.url);
   const cred = await bootstrap(setup, 'memory', ['q']);

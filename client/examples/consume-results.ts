@@ -28,7 +28,17 @@
  */
 import type Database from 'better-sqlite3';
 import type { PoolConnection } from 'mysql2/promise';
-import { createEventConsumer, MysqlInbox, OrbitError, SqliteInbox, type ConsumerEvent, type ErrorCode, type EventConsumer, type HandlerContext, type Inbox } from '../src/index.ts';
+import {
+  createEventConsumer,
+  MysqlInbox,
+  OrbitError,
+  SqliteInbox,
+  type ConsumerEvent,
+  type ErrorCode,
+  type EventConsumer,
+  type HandlerContext,
+  type Inbox,
+} from '../src/index.ts';
 
 const env = process.env;
 const baseUrl = env.ORBIT_URL ?? 'http://127.0.0.1:8080';
@@ -47,7 +57,9 @@ function integer(name: string, fallback: number, min: number, max: number): numb
 
 function usage(message: string): never {
   console.error(`consume-results: ${message}`);
-  console.error('usage: ORBIT_TOKEN=<token> ORBIT_SUBSCRIPTION_ID=<32 hex> [ORBIT_URL=...] [ORBIT_INBOX=sqlite:PATH|mysql://...] npx tsx client/examples/consume-results.ts');
+  console.error(
+    'usage: ORBIT_TOKEN=<token> ORBIT_SUBSCRIPTION_ID=<32 hex> [ORBIT_URL=...] [ORBIT_INBOX=sqlite:PATH|mysql://...] npx tsx client/examples/consume-results.ts',
+  );
   process.exit(2);
 }
 
@@ -105,13 +117,10 @@ async function start(): Promise<{ inbox: Inbox<any>; handler: (context: HandlerC
       inbox,
       handler: async ({ event, tx }: HandlerContext<PoolConnection>) => {
         if (handlerDelayMs > 0) await sleep(handlerDelayMs);
-        await tx.execute('INSERT INTO example_results (event_id, sequence, type, task_id, result, handled_at) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))', [
-          event.id,
-          event.sequence,
-          event.type,
-          event.snapshot.task_id,
-          event.snapshot.result?.text ?? null,
-        ]);
+        await tx.execute(
+          'INSERT INTO example_results (event_id, sequence, type, task_id, result, handled_at) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(3))',
+          [event.id, event.sequence, event.type, event.snapshot.task_id, event.snapshot.result?.text ?? null],
+        );
       },
     };
   }
@@ -124,40 +133,90 @@ let lastActivity = Date.now();
 function report(event: ConsumerEvent): void {
   switch (event.type) {
     case 'connected':
-      return print({ type: 'connected', session_id: event.sessionId, enabled: event.welcome.enabled }, `connected   session=${event.sessionId}${event.welcome.enabled ? '' : ' (subscription paused)'}`);
+      return print(
+        { type: 'connected', session_id: event.sessionId, enabled: event.welcome.enabled },
+        `connected   session=${event.sessionId}${event.welcome.enabled ? '' : ' (subscription paused)'}`,
+      );
     case 'delivered':
       lastActivity = Date.now();
       return;
     case 'handled':
       return print(
-        { type: 'handled', event_id: event.event.id, sequence: event.event.sequence, event_type: event.event.type, delivery_id: event.delivery.id, epoch: event.delivery.lease_epoch },
+        {
+          type: 'handled',
+          event_id: event.event.id,
+          sequence: event.event.sequence,
+          event_type: event.event.type,
+          delivery_id: event.delivery.id,
+          epoch: event.delivery.lease_epoch,
+        },
         `handled     seq=${event.event.sequence} event=${event.event.id} ${event.event.type} task=${event.event.snapshot.task_id} result=${event.event.snapshot.result?.text ?? '(none)'}`,
       );
     case 'duplicate':
       return print(
-        { type: 'duplicate', event_id: event.event.id, sequence: event.event.sequence, delivery_id: event.delivery.id, epoch: event.delivery.lease_epoch },
+        {
+          type: 'duplicate',
+          event_id: event.event.id,
+          sequence: event.event.sequence,
+          delivery_id: event.delivery.id,
+          epoch: event.delivery.lease_epoch,
+        },
         `duplicate   seq=${event.event.sequence} event=${event.event.id} (already in the inbox; acknowledging)`,
       );
     case 'acked':
       return print(
-        { type: 'acked', delivery_id: event.proof.delivery_id, event_id: event.proof.event_id, epoch: event.proof.epoch, deduplicated: event.result.deduplicated, replayed: event.replayed },
+        {
+          type: 'acked',
+          delivery_id: event.proof.delivery_id,
+          event_id: event.proof.event_id,
+          epoch: event.proof.epoch,
+          deduplicated: event.result.deduplicated,
+          replayed: event.replayed,
+        },
         `acked       delivery=${event.proof.delivery_id} epoch=${event.proof.epoch}${event.result.deduplicated ? ' (already acknowledged)' : ''}${event.replayed ? ' (stored proof re-reported)' : ''}`,
       );
     case 'lease_lost':
-      return print({ type: 'lease_lost', delivery_id: event.proof.delivery_id, epoch: event.proof.epoch }, `lease_lost  delivery=${event.proof.delivery_id} epoch=${event.proof.epoch} (a newer delivery will be acknowledged)`);
+      return print(
+        { type: 'lease_lost', delivery_id: event.proof.delivery_id, epoch: event.proof.epoch },
+        `lease_lost  delivery=${event.proof.delivery_id} epoch=${event.proof.epoch} (a newer delivery will be acknowledged)`,
+      );
     case 'reconnecting':
-      return print({ type: 'reconnecting', attempt: event.attempt, delay_ms: event.delayMs, code: event.error.code, message: event.error.message }, `reconnecting in ${event.delayMs} ms (attempt ${event.attempt}): ${event.error.code} ${event.error.message}`);
+      return print(
+        { type: 'reconnecting', attempt: event.attempt, delay_ms: event.delayMs, code: event.error.code, message: event.error.message },
+        `reconnecting in ${event.delayMs} ms (attempt ${event.attempt}): ${event.error.code} ${event.error.message}`,
+      );
     case 'error': {
       const error = event.error as Error & { code?: string };
-      return print({ type: 'error', phase: event.phase, code: error?.code ?? null, message: error?.message ?? String(error), event_id: event.event?.id ?? null }, `error       ${event.phase}: ${error?.code ?? ''} ${error?.message ?? String(error)}`);
+      return print(
+        {
+          type: 'error',
+          phase: event.phase,
+          code: error?.code ?? null,
+          message: error?.message ?? String(error),
+          event_id: event.event?.id ?? null,
+        },
+        `error       ${event.phase}: ${error?.code ?? ''} ${error?.message ?? String(error)}`,
+      );
     }
     case 'stopped':
       return print({ type: 'stopped', code: event.error?.code ?? null }, `stopped${event.error ? ` on ${event.error.code}` : ''}`);
   }
 }
 
-const consumer: EventConsumer<any> = createEventConsumer({ baseUrl, token, subscriptionId, capacity, inbox, handler, pingIntervalMs, onEvent: report });
-print({ type: 'starting', subscription_id: subscriptionId, inbox: inboxUrl.replace(/\/\/[^@/]*@/, '//***@'), capacity }, `consuming ${subscriptionId} from ${baseUrl} into ${inboxUrl.replace(/\/\/[^@/]*@/, '//***@')} (capacity ${capacity}); Ctrl-C stops after draining`);
+const consumer: EventConsumer<any> = createEventConsumer({
+  baseUrl,
+  token,
+  subscriptionId,
+  capacity,
+  inbox,
+  handler,
+  pingIntervalMs,
+  onEvent: report,
+});
+print(
+  { type: 'starting', subscription_id: subscriptionId, inbox: inboxUrl.replace(/\/\/[^@/]*@/, '//***@'), capacity },
+  `consuming ${subscriptionId} from ${baseUrl} into ${inboxUrl.replace(/\/\/[^@/]*@/, '//***@')} (capacity ${capacity}); Ctrl-C stops after draining`,
+);
 
 let stopping = false;
 async function shutdown(reason: string): Promise<void> {
@@ -167,19 +226,25 @@ async function shutdown(reason: string): Promise<void> {
   const result = await consumer.stop({ timeoutMs: 10_000 });
   const stored = (await inbox.pendingAcks(subscriptionId)).length;
   await inbox.close();
-  print({ type: 'exit', drained: result.drained, abandoned: result.abandoned, stored_proofs: stored, stats: consumer.stats }, `exit: ${consumer.stats.handled} handled, ${consumer.stats.duplicates} duplicates, ${consumer.stats.acked} acked, ${stored} proofs kept for the next run`);
+  print(
+    { type: 'exit', drained: result.drained, abandoned: result.abandoned, stored_proofs: stored, stats: consumer.stats },
+    `exit: ${consumer.stats.handled} handled, ${consumer.stats.duplicates} duplicates, ${consumer.stats.acked} acked, ${stored} proofs kept for the next run`,
+  );
   process.exit(0);
 }
 process.once('SIGINT', () => void shutdown('SIGINT'));
 process.once('SIGTERM', () => void shutdown('SIGTERM'));
 
 if (idleExitMs > 0) {
-  const timer = setInterval(() => {
-    if (stopping || consumer.state !== 'connected' || Date.now() - lastActivity < idleExitMs) return;
-    void inbox.pendingAcks(subscriptionId).then((stored) => {
-      if (stored.length === 0 && Date.now() - lastActivity >= idleExitMs) void shutdown(`idle for ${idleExitMs} ms`);
-    });
-  }, Math.min(500, idleExitMs));
+  const timer = setInterval(
+    () => {
+      if (stopping || consumer.state !== 'connected' || Date.now() - lastActivity < idleExitMs) return;
+      void inbox.pendingAcks(subscriptionId).then((stored) => {
+        if (stored.length === 0 && Date.now() - lastActivity >= idleExitMs) void shutdown(`idle for ${idleExitMs} ms`);
+      });
+    },
+    Math.min(500, idleExitMs),
+  );
   timer.unref();
 }
 

@@ -45,7 +45,9 @@ const subscriptionName = process.env.ORBIT_SUBSCRIPTION_NAME ?? 'object-results'
 const stateFile = process.env.ORBIT_STATE_FILE ?? './manage-subscriptions.state.json';
 
 if (!token || !/^[0-9a-f]{32}$/.test(queueId)) {
-  console.error('usage: ORBIT_TOKEN=<token> ORBIT_QUEUE_ID=<32 hex> [ORBIT_URL=...] [ORBIT_SUBSCRIPTION_NAME=...] [ORBIT_STATE_FILE=...] npx tsx client/examples/manage-subscriptions.ts');
+  console.error(
+    'usage: ORBIT_TOKEN=<token> ORBIT_QUEUE_ID=<32 hex> [ORBIT_URL=...] [ORBIT_SUBSCRIPTION_NAME=...] [ORBIT_STATE_FILE=...] npx tsx client/examples/manage-subscriptions.ts',
+  );
   console.error('`npm start` prints a demo token and queue id on a new database.');
   process.exit(2);
 }
@@ -54,7 +56,9 @@ function loadState(): State {
   if (!existsSync(stateFile)) return { baseUrl, queueId, name: subscriptionName, steps: {} };
   const state = JSON.parse(readFileSync(stateFile, 'utf8')) as State;
   if (state.queueId !== queueId || state.name !== subscriptionName || state.baseUrl !== baseUrl) {
-    console.error(`${stateFile} belongs to another run (${state.baseUrl}, queue ${state.queueId}, name ${state.name}); use another ORBIT_STATE_FILE or delete it.`);
+    console.error(
+      `${stateFile} belongs to another run (${state.baseUrl}, queue ${state.queueId}, name ${state.name}); use another ORBIT_STATE_FILE or delete it.`,
+    );
     process.exit(2);
   }
   return state;
@@ -74,24 +78,32 @@ function saveState(state: State): void {
 }
 
 const EXPLANATIONS: Record<ErrorCode, string> = {
-  UNAUTHENTICATED: 'the token is unknown or revoked. Use the token `npm start` printed, or create one: npx orbit bootstrap --namespace demo --application demo-app --queue demo-queue --event-access --json',
-  PERMISSION_DENIED: 'the credential lacks events:manage / events:read or the queue. Bootstrap a credential with --event-access for this queue.',
+  UNAUTHENTICATED:
+    'the token is unknown or revoked. Use the token `npm start` printed, or create one: npx orbit bootstrap --namespace demo --application demo-app --queue demo-queue --event-access --json',
+  PERMISSION_DENIED:
+    'the credential lacks events:manage / events:read or the queue. Bootstrap a credential with --event-access for this queue.',
   NOT_FOUND: 'the queue or subscription is not visible to this credential (subscriptions belong to the credential that created them).',
-  STATE_CONFLICT: 'create: the name is already taken in this namespace (choose ORBIT_SUBSCRIPTION_NAME); configure: the subscription changed since this step was planned (someone else configured it) or it is retired. Remove that step from the state file to plan it again with the current revision.',
-  IDEMPOTENCY_CONFLICT: 'the stored key was already used with a different body: the state file was edited or reused. Never change a stored body; delete the step to plan a new operation.',
+  STATE_CONFLICT:
+    'create: the name is already taken in this namespace (choose ORBIT_SUBSCRIPTION_NAME); configure: the subscription changed since this step was planned (someone else configured it) or it is retired. Remove that step from the state file to plan it again with the current revision.',
+  IDEMPOTENCY_CONFLICT:
+    'the stored key was already used with a different body: the state file was edited or reused. Never change a stored body; delete the step to plan a new operation.',
   SUBSCRIPTION_LIMIT: 'the namespace already has 64 subscriptions that are not retired; retire one first.',
-  INVALID_ARGUMENT: 'the server refused the request as malformed; check ORBIT_QUEUE_ID and ORBIT_SUBSCRIPTION_NAME (1-128 letters, digits, ".", "_", "-").',
+  INVALID_ARGUMENT:
+    'the server refused the request as malformed; check ORBIT_QUEUE_ID and ORBIT_SUBSCRIPTION_NAME (1-128 letters, digits, ".", "_", "-").',
   EVENT_HISTORY_EXPIRED: 'from_sequence is older than the retention boundary.',
   DELIVERY_LEASE_LOST: 'not expected from the management API.',
   PROTOCOL_REQUIRED: 'not expected from the management API.',
   CAPACITY_EXCEEDED: 'the server is busy; run the example again (the same keys are reused).',
-  UNAVAILABLE: 'the server is not reachable or temporarily failing (the client already retried). Run the example again: it resends the same keys and bodies, so nothing happens twice.',
+  UNAVAILABLE:
+    'the server is not reachable or temporarily failing (the client already retried). Run the example again: it resends the same keys and bodies, so nothing happens twice.',
 };
 
 function explain(step: string, error: unknown): never {
   if (error instanceof OrbitError) {
     const where = error instanceof OrbitTransportError ? `transport failure (${error.failure})` : `HTTP ${error.status ?? '-'}`;
-    console.error(`\nstep "${step}" failed: ${error.code} (${where}${error.requestId ? `, request_id ${error.requestId}` : ''}): ${error.message}`);
+    console.error(
+      `\nstep "${step}" failed: ${error.code} (${where}${error.requestId ? `, request_id ${error.requestId}` : ''}): ${error.message}`,
+    );
     console.error(`why: ${EXPLANATIONS[error.code]}`);
   } else {
     console.error(`\nstep "${step}" failed unexpectedly:`, error);
@@ -111,7 +123,11 @@ function describe(s: Subscription): string {
  * Runs one write: plans it once (key + body stored before sending), then sends it, on this and
  * every later run, with the stored key and body.
  */
-async function write(step: string, plan: () => Promise<Record<string, unknown>>, send: (key: string, body: any) => Promise<{ subscription: Subscription; deduplicated: boolean }>): Promise<Subscription> {
+async function write(
+  step: string,
+  plan: () => Promise<Record<string, unknown>>,
+  send: (key: string, body: any) => Promise<{ subscription: Subscription; deduplicated: boolean }>,
+): Promise<Subscription> {
   let stored = state.steps[step];
   if (!stored) {
     stored = { key: newIdempotencyKey(step), body: await plan() };
@@ -125,7 +141,9 @@ async function write(step: string, plan: () => Promise<Record<string, unknown>>,
     const result = await send(stored.key, stored.body);
     stored.done = { at: new Date().toISOString(), deduplicated: result.deduplicated, revision: result.subscription.revision };
     saveState(state);
-    console.log(`[${step}] ${result.deduplicated ? 'already done earlier (deduplicated receipt)' : 'done'}: ${describe(result.subscription)}`);
+    console.log(
+      `[${step}] ${result.deduplicated ? 'already done earlier (deduplicated receipt)' : 'done'}: ${describe(result.subscription)}`,
+    );
     return result.subscription;
   } catch (error) {
     explain(step, error);

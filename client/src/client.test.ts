@@ -57,17 +57,29 @@ function scripted(script: Script, options: Partial<ClientOptions> = {}) {
     if (init?.signal?.aborted) throw init.signal.reason;
     return script(entry, sent.length);
   }) as typeof globalThis.fetch;
-  const client = createClient({ baseUrl: 'http://orbit.test/base/', token: 'tok', fetch, retry: { initialDelayMs: 1, maxDelayMs: 5, random: () => 0 }, ...options });
+  const client = createClient({
+    baseUrl: 'http://orbit.test/base/',
+    token: 'tok',
+    fetch,
+    retry: { initialDelayMs: 1, maxDelayMs: 5, random: () => 0 },
+    ...options,
+  });
   return { client, sent };
 }
 
 describe('management client', () => {
   it('MUST send the bearer token, the caller’s Idempotency-Key and a JSON body, and return the validated data', async () => {
-    const { client, sent } = scripted(() => json(201, { request_id: REQUEST_ID, data: { subscription: subscription(), deduplicated: false } }));
+    const { client, sent } = scripted(() =>
+      json(201, { request_id: REQUEST_ID, data: { subscription: subscription(), deduplicated: false } }),
+    );
     const result = await client.createSubscription('key-1', { name: 'object-results', queue_id: QUEUE, max_pending: 100 });
     expect(result).toEqual({ subscription: subscription(), deduplicated: false });
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ url: 'http://orbit.test/base/v1/subscriptions', method: 'POST', body: JSON.stringify({ name: 'object-results', queue_id: QUEUE, max_pending: 100 }) });
+    expect(sent[0]).toMatchObject({
+      url: 'http://orbit.test/base/v1/subscriptions',
+      method: 'POST',
+      body: JSON.stringify({ name: 'object-results', queue_id: QUEUE, max_pending: 100 }),
+    });
     expect(sent[0]!.headers).toMatchObject({ authorization: 'Bearer tok', 'idempotency-key': 'key-1', 'content-type': 'application/json' });
   });
 
@@ -88,16 +100,29 @@ describe('management client', () => {
     const answers: Record<string, unknown> = {
       'GET /base/v1/subscriptions': { items: [subscription()] },
       [`GET /base/v1/subscriptions/${SUB_ID}`]: subscription(),
-      [`POST /base/v1/subscriptions/${SUB_ID}:configure`]: { subscription: subscription({ revision: '2', enabled: false }), deduplicated: false },
-      [`POST /base/v1/subscriptions/${SUB_ID}:retire`]: { subscription: subscription({ revision: '3', retired_at: '2026-09-17T10:00:00Z', retired_sequence: '12' }), deduplicated: false },
+      [`POST /base/v1/subscriptions/${SUB_ID}:configure`]: {
+        subscription: subscription({ revision: '2', enabled: false }),
+        deduplicated: false,
+      },
+      [`POST /base/v1/subscriptions/${SUB_ID}:retire`]: {
+        subscription: subscription({ revision: '3', retired_at: '2026-09-17T10:00:00Z', retired_sequence: '12' }),
+        deduplicated: false,
+      },
       [`GET /base/v1/subscriptions/${SUB_ID}/deliveries`]: { items: [delivery] },
-      [`GET /base/v1/subscriptions/${SUB_ID}/history`]: { items: [{ id: REQUEST_ID, action: 'pause', reason: 'maintenance', revision: '2', created_at: '2026-09-17T10:00:00Z' }] },
-      [`POST /base/v1/subscriptions/${SUB_ID}/deliveries/${delivery.id}:retry`]: { delivery: { ...delivery, state: 'PENDING', attempt_budget: 4 }, deduplicated: false },
+      [`GET /base/v1/subscriptions/${SUB_ID}/history`]: {
+        items: [{ id: REQUEST_ID, action: 'pause', reason: 'maintenance', revision: '2', created_at: '2026-09-17T10:00:00Z' }],
+      },
+      [`POST /base/v1/subscriptions/${SUB_ID}/deliveries/${delivery.id}:retry`]: {
+        delivery: { ...delivery, state: 'PENDING', attempt_budget: 4 },
+        deduplicated: false,
+      },
     };
     const { client, sent } = scripted((s) => {
       const url = new URL(s.url);
       const data = answers[`${s.method} ${url.pathname}`];
-      return data ? json(200, { request_id: REQUEST_ID, data }) : json(404, { request_id: REQUEST_ID, error: { code: 'NOT_FOUND', message: 'no' } });
+      return data
+        ? json(200, { request_id: REQUEST_ID, data })
+        : json(404, { request_id: REQUEST_ID, error: { code: 'NOT_FOUND', message: 'no' } });
     });
     await client.listSubscriptions({ queueId: QUEUE, limit: 5, cursor: 'abc/+=' });
     await client.getSubscription(SUB_ID);
@@ -117,7 +142,9 @@ describe('management client', () => {
       `GET /base/v1/subscriptions/${SUB_ID}/history?limit=3&cursor=c`,
       `POST /base/v1/subscriptions/${SUB_ID}/deliveries/${delivery.id}:retry`,
     ]);
-    expect(sent.filter((s) => s.method === 'GET').every((s) => s.headers['idempotency-key'] === undefined && s.body === undefined)).toBe(true);
+    expect(sent.filter((s) => s.method === 'GET').every((s) => s.headers['idempotency-key'] === undefined && s.body === undefined)).toBe(
+      true,
+    );
   });
 
   it('MUST iterate every page by next_cursor', async () => {
@@ -147,7 +174,12 @@ describe('management client', () => {
       const error = (await client.getSubscription(SUB_ID).catch((e: unknown) => e)) as OrbitError;
       expect(error).toBeInstanceOf(OrbitError);
       expect(error).not.toBeInstanceOf(OrbitTransportError);
-      expect({ code: error.code, status: error.status, requestId: error.requestId, message: error.message }).toEqual({ code, status, requestId: REQUEST_ID, message: `said ${code}` });
+      expect({ code: error.code, status: error.status, requestId: error.requestId, message: error.message }).toEqual({
+        code,
+        status,
+        requestId: REQUEST_ID,
+        message: `said ${code}`,
+      });
       expect(sent).toHaveLength(1);
     }
   });
@@ -157,7 +189,11 @@ describe('management client', () => {
       if (attempt < 3) throw new TypeError('fetch failed');
       return json(200, { request_id: REQUEST_ID, data: { subscription: subscription(), deduplicated: true } });
     });
-    const result = await client.createSubscription('stable-key', { name: 'object-results', queue_id: QUEUE, from_sequence: '18446744073709551615' });
+    const result = await client.createSubscription('stable-key', {
+      name: 'object-results',
+      queue_id: QUEUE,
+      from_sequence: '18446744073709551615',
+    });
     expect(result.deduplicated).toBe(true);
     expect(sent).toHaveLength(3);
     expect(new Set(sent.map((s) => s.headers['idempotency-key']))).toEqual(new Set(['stable-key']));
@@ -173,21 +209,36 @@ describe('management client', () => {
           : json(503, { request_id: 'e'.repeat(32), error: { code: 'UNAVAILABLE', message: 'db down' } }, { 'retry-after': '1' }),
       { retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2, random: () => 0 } },
     );
-    const error = (await client.publishResult(QUEUE, 'pk', { type: 'task.succeeded', task_id: id(), task_revision: '1' }).catch((e: unknown) => e)) as OrbitError;
+    const error = (await client
+      .publishResult(QUEUE, 'pk', { type: 'task.succeeded', task_id: id(), task_revision: '1' })
+      .catch((e: unknown) => e)) as OrbitError;
     expect(sent).toHaveLength(3);
-    expect({ code: error.code, status: error.status, requestId: error.requestId }).toEqual({ code: 'UNAVAILABLE', status: 503, requestId: 'e'.repeat(32) });
+    expect({ code: error.code, status: error.status, requestId: error.requestId }).toEqual({
+      code: 'UNAVAILABLE',
+      status: 503,
+      requestId: 'e'.repeat(32),
+    });
     expect(Date.now() - started).toBeGreaterThanOrEqual(990); // one Retry-After: 1 wait
   });
 
   it('MUST retry a gateway error without an Orbit envelope, but not a malformed success', async () => {
-    const gateway = scripted((_s, attempt) => (attempt === 1 ? new Response('<html>bad gateway</html>', { status: 502 }) : json(200, { request_id: REQUEST_ID, data: subscription() })));
+    const gateway = scripted((_s, attempt) =>
+      attempt === 1
+        ? new Response('<html>bad gateway</html>', { status: 502 })
+        : json(200, { request_id: REQUEST_ID, data: subscription() }),
+    );
     expect((await gateway.client.getSubscription(SUB_ID)).id).toBe(SUB_ID);
     expect(gateway.sent).toHaveLength(2);
 
     const teapot = scripted(() => new Response('nope', { status: 418 }));
     const refused = (await teapot.client.getSubscription(SUB_ID).catch((e: unknown) => e)) as OrbitTransportError;
     expect(refused).toBeInstanceOf(OrbitTransportError);
-    expect({ code: refused.code, failure: refused.failure, status: refused.status, retryable: refused.retryable }).toEqual({ code: 'UNAVAILABLE', failure: 'bad_response', status: 418, retryable: false });
+    expect({ code: refused.code, failure: refused.failure, status: refused.status, retryable: refused.retryable }).toEqual({
+      code: 'UNAVAILABLE',
+      failure: 'bad_response',
+      status: 418,
+      retryable: false,
+    });
     expect(teapot.sent).toHaveLength(1);
   });
 
@@ -208,7 +259,9 @@ describe('management client', () => {
       expect(sent).toHaveLength(1);
     }
     const unknownCode = scripted(() => json(400, { request_id: REQUEST_ID, error: { code: 'TEAPOT', message: 'x' } }));
-    expect(((await unknownCode.client.getSubscription(SUB_ID).catch((e: unknown) => e)) as OrbitTransportError).failure).toBe('bad_response');
+    expect(((await unknownCode.client.getSubscription(SUB_ID).catch((e: unknown) => e)) as OrbitTransportError).failure).toBe(
+      'bad_response',
+    );
   });
 
   it('MUST keep event.snapshot.result and event.details byte-exact as RawJson', async () => {
@@ -222,9 +275,21 @@ describe('management client', () => {
 
   it('MUST send a RawJson result byte for byte when publishing', async () => {
     const { RawJson } = await import('@orbit/spec/codec');
-    const { client, sent } = scripted(() => json(500, { request_id: REQUEST_ID, error: { code: 'INVALID_ARGUMENT', message: 'stop here' } }));
-    await client.publishResult(QUEUE, 'pk', { type: 'task.succeeded', task_id: QUEUE, task_revision: '1', result: new RawJson('12345678901234567890123'), details: { a: 1 } }).catch(() => {});
-    expect(sent[0]!.body).toBe(`{"type":"task.succeeded","task_id":"${QUEUE}","task_revision":"1","result":12345678901234567890123,"details":{"a":1}}`);
+    const { client, sent } = scripted(() =>
+      json(500, { request_id: REQUEST_ID, error: { code: 'INVALID_ARGUMENT', message: 'stop here' } }),
+    );
+    await client
+      .publishResult(QUEUE, 'pk', {
+        type: 'task.succeeded',
+        task_id: QUEUE,
+        task_revision: '1',
+        result: new RawJson('12345678901234567890123'),
+        details: { a: 1 },
+      })
+      .catch(() => {});
+    expect(sent[0]!.body).toBe(
+      `{"type":"task.succeeded","task_id":"${QUEUE}","task_revision":"1","result":12345678901234567890123,"details":{"a":1}}`,
+    );
   });
 
   it('MUST check keys and ids locally and never send an invalid one', async () => {
@@ -238,7 +303,9 @@ describe('management client', () => {
       () => client.listSubscriptions({ queueId: 'q' }),
       () => client.getEventDelivery(SUB_ID, 'x'),
     ] as Array<() => Promise<unknown>>) {
-      const error = (await Promise.resolve().then(call).catch((e: unknown) => e)) as OrbitError;
+      const error = (await Promise.resolve()
+        .then(call)
+        .catch((e: unknown) => e)) as OrbitError;
       expect(error).toBeInstanceOf(OrbitError);
       expect(error.code).toBe('INVALID_ARGUMENT');
       expect(error.status).toBeNull();
@@ -261,7 +328,13 @@ describe('management client', () => {
       return hang({ url: String(input), method: 'GET', headers: {}, body: undefined }, calls, () => lastSignal);
     }) as typeof globalThis.fetch;
     let calls = 0;
-    const client = createClient({ baseUrl: 'http://orbit.test', token: 't', fetch, timeoutMs: 50, retry: { initialDelayMs: 1, random: () => 0 } });
+    const client = createClient({
+      baseUrl: 'http://orbit.test',
+      token: 't',
+      fetch,
+      timeoutMs: 50,
+      retry: { initialDelayMs: 1, random: () => 0 },
+    });
     expect((await client.getSubscription(SUB_ID)).id).toBe(SUB_ID);
     expect(calls).toBe(2);
 

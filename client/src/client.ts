@@ -35,7 +35,14 @@ import { OrbitTransportError, invalidArgument, serverError } from './errors.ts';
 import { eventRawPaths, isId, readDocument, type ResultEvent, type Validator } from './wire.ts';
 import type { OrbitError } from '@orbit/spec/errors';
 
-export type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest, RetryDeliveryRequest, DeliveryState, SubscriptionHistoryEntry };
+export type {
+  ConfigureSubscriptionRequest,
+  CreateSubscriptionRequest,
+  RetireSubscriptionRequest,
+  RetryDeliveryRequest,
+  DeliveryState,
+  SubscriptionHistoryEntry,
+};
 
 /** The receipt of create, configure and retire (`deduplicated` is true on a replay of the same key). */
 export interface SubscriptionResult {
@@ -129,7 +136,9 @@ export interface ListHistoryQuery {
 }
 
 /** Yields the items of page after page, following `next_cursor` until the last page. */
-async function* everyPage<T>(page: (cursor: string | undefined) => Promise<{ readonly items: T[]; readonly next_cursor?: string }>): AsyncGenerator<T, void, undefined> {
+async function* everyPage<T>(
+  page: (cursor: string | undefined) => Promise<{ readonly items: T[]; readonly next_cursor?: string }>,
+): AsyncGenerator<T, void, undefined> {
   let cursor: string | undefined;
   do {
     const current = await page(cursor);
@@ -202,7 +211,8 @@ export class OrbitClient {
     if (url.search || url.hash) throw invalidArgument('baseUrl must not have a query or fragment (credentials never go in the URL)');
     if (url.username || url.password) throw invalidArgument('baseUrl must not carry credentials');
     this.baseUrl = url.href.replace(/\/+$/, '');
-    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw invalidArgument('token must be a non-empty string');
+    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token))
+      throw invalidArgument('token must be a non-empty string');
     this.#token = options.token;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     const retry = options.retry === false ? { maxAttempts: 1 } : (options.retry ?? {});
@@ -218,7 +228,15 @@ export class OrbitClient {
   /** POST /v1/subscriptions (`events:manage`). 201 first, then `deduplicated: true` for the same key and body. */
   createSubscription(key: string, body: CreateSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
     return this.#call<SubscriptionResult>(
-      { name: 'CreateSubscription', method: 'POST', path: '/v1/subscriptions', key: checkKey(key), body, validate: validateSubscriptionResultEnvelope, okStatus: [200, 201] },
+      {
+        name: 'CreateSubscription',
+        method: 'POST',
+        path: '/v1/subscriptions',
+        key: checkKey(key),
+        body,
+        validate: validateSubscriptionResultEnvelope,
+        okStatus: [200, 201],
+      },
       options,
     );
   }
@@ -243,14 +261,23 @@ export class OrbitClient {
   }
 
   /** Every subscription of the queue, page after page (an operational listing, not a snapshot). */
-  iterateSubscriptions(query: Omit<ListSubscriptionsQuery, 'cursor'>, options?: CallOptions): AsyncGenerator<Subscription, void, undefined> {
+  iterateSubscriptions(
+    query: Omit<ListSubscriptionsQuery, 'cursor'>,
+    options?: CallOptions,
+  ): AsyncGenerator<Subscription, void, undefined> {
     return everyPage((cursor) => this.listSubscriptions({ ...query, ...withCursor(cursor) }, options));
   }
 
   /** GET /v1/subscriptions/{id} (`events:read`): the current configuration and usage. */
   getSubscription(id: string, options?: CallOptions): Promise<Subscription> {
     return this.#call<Subscription>(
-      { name: 'GetSubscription', method: 'GET', path: `/v1/subscriptions/${checkId('subscription id', id)}`, validate: validateSubscriptionEnvelope, okStatus: [200] },
+      {
+        name: 'GetSubscription',
+        method: 'GET',
+        path: `/v1/subscriptions/${checkId('subscription id', id)}`,
+        validate: validateSubscriptionEnvelope,
+        okStatus: [200],
+      },
       options,
     );
   }
@@ -312,7 +339,11 @@ export class OrbitClient {
   }
 
   /** The whole configuration history of the subscription, page after page. */
-  iterateSubscriptionHistory(id: string, query: Omit<ListHistoryQuery, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<SubscriptionHistoryEntry, void, undefined> {
+  iterateSubscriptionHistory(
+    id: string,
+    query: Omit<ListHistoryQuery, 'cursor'> = {},
+    options?: CallOptions,
+  ): AsyncGenerator<SubscriptionHistoryEntry, void, undefined> {
     return everyPage((cursor) => this.listSubscriptionHistory(id, { ...query, ...withCursor(cursor) }, options));
   }
 
@@ -338,7 +369,11 @@ export class OrbitClient {
   }
 
   /** Every materialized delivery of the subscription, page after page. */
-  iterateEventDeliveries(id: string, query: Omit<ListDeliveriesQuery, 'cursor'> = {}, options?: CallOptions): AsyncGenerator<EventDelivery, void, undefined> {
+  iterateEventDeliveries(
+    id: string,
+    query: Omit<ListDeliveriesQuery, 'cursor'> = {},
+    options?: CallOptions,
+  ): AsyncGenerator<EventDelivery, void, undefined> {
     return everyPage((cursor) => this.listEventDeliveries(id, { ...query, ...withCursor(cursor) }, options));
   }
 
@@ -358,7 +393,13 @@ export class OrbitClient {
   }
 
   /** POST …/deliveries/{delivery_id}:retry (`events:manage`): an EXPIRED delivery becomes PENDING with more budget. */
-  retryEventDelivery(id: string, deliveryId: string, key: string, body: RetryDeliveryRequest, options?: CallOptions): Promise<DeliveryRetryResult> {
+  retryEventDelivery(
+    id: string,
+    deliveryId: string,
+    key: string,
+    body: RetryDeliveryRequest,
+    options?: CallOptions,
+  ): Promise<DeliveryRetryResult> {
     return this.#call<DeliveryRetryResult>(
       {
         name: 'RetryEventDelivery',
@@ -394,7 +435,10 @@ export class OrbitClient {
 
   /** GET /healthz (no authentication). */
   health(options?: CallOptions): Promise<{ status: 'ok' }> {
-    return this.#call<{ status: 'ok' }>({ name: 'GetHealth', method: 'GET', path: '/healthz', validate: validateHealthEnvelope, okStatus: [200] }, options);
+    return this.#call<{ status: 'ok' }>(
+      { name: 'GetHealth', method: 'GET', path: '/healthz', validate: validateHealthEnvelope, okStatus: [200] },
+      options,
+    );
   }
 
   // --- transport ---------------------------------------------------------------------------------
@@ -440,12 +484,22 @@ export class OrbitClient {
     let response: Response;
     let text: string;
     try {
-      response = await this.#fetch(url, { method: op.method, headers, ...(body !== undefined ? { body } : {}), signal: combined, redirect: 'manual' });
+      response = await this.#fetch(url, {
+        method: op.method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        signal: combined,
+        redirect: 'manual',
+      });
       text = await response.text();
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted) return { error: new OrbitTransportError('timeout', `${op.name}: no answer within ${this.#timeoutMs} ms`, { cause }), waitMs: 0 };
-      return { error: new OrbitTransportError('network', `${op.name}: ${(cause as Error)?.message ?? 'network error'}`, { cause }), waitMs: 0 };
+      if (timeout.aborted)
+        return { error: new OrbitTransportError('timeout', `${op.name}: no answer within ${this.#timeoutMs} ms`, { cause }), waitMs: 0 };
+      return {
+        error: new OrbitTransportError('network', `${op.name}: ${(cause as Error)?.message ?? 'network error'}`, { cause }),
+        waitMs: 0,
+      };
     }
     const status = response.status;
     const headerRequestId = response.headers.get('x-request-id') ?? undefined;
@@ -453,7 +507,10 @@ export class OrbitClient {
       const read = readDocument<T>(text, op.validate, op.raw);
       if (read.ok) return { value: read.value };
       return {
-        error: new OrbitTransportError('bad_response', `${op.name}: the ${status} answer breaks the contract: ${read.problem}`, { status, ...(headerRequestId ? { requestId: headerRequestId } : {}) }),
+        error: new OrbitTransportError('bad_response', `${op.name}: the ${status} answer breaks the contract: ${read.problem}`, {
+          status,
+          ...(headerRequestId ? { requestId: headerRequestId } : {}),
+        }),
         waitMs: 0,
       };
     }
@@ -475,7 +532,10 @@ export class OrbitClient {
       };
     }
     return {
-      error: new OrbitTransportError('bad_response', `${op.name}: unexpected HTTP ${status}`, { status, ...(headerRequestId ? { requestId: headerRequestId } : {}) }),
+      error: new OrbitTransportError('bad_response', `${op.name}: unexpected HTTP ${status}`, {
+        status,
+        ...(headerRequestId ? { requestId: headerRequestId } : {}),
+      }),
       waitMs: 0,
     };
   }

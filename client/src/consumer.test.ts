@@ -78,7 +78,8 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
     return consumer;
   }
 
-  const effects = (eventId: string): number => (inbox.database.prepare('SELECT COUNT(*) AS n FROM effects WHERE event_id = ?').get(eventId) as { n: number }).n;
+  const effects = (eventId: string): number =>
+    (inbox.database.prepare('SELECT COUNT(*) AS n FROM effects WHERE event_id = ?').get(eventId) as { n: number }).n;
   const types = (): string[] => events.map((e) => e.type);
 
   it('MUST commit the handler and the inbox record before sending the ACK, then delete the stored proof', async () => {
@@ -89,7 +90,11 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
     const seenAtAck: Array<{ recorded: boolean; effects: number; stored: number }> = [];
     const ackDefault = stream.onAck;
     stream.onAck = async (proof) => {
-      seenAtAck.push({ recorded: await inbox.has(d.event.id), effects: effects(d.event.id), stored: (await inbox.pendingAcks(SUB)).length });
+      seenAtAck.push({
+        recorded: await inbox.has(d.event.id),
+        effects: effects(d.event.id),
+        stored: (await inbox.pendingAcks(SUB)).length,
+      });
       return ackDefault(proof);
     };
     stream.push(d);
@@ -274,9 +279,11 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
   });
 
   it('MUST ignore exceptions thrown by hooks and support on()/unsubscribe', async () => {
-    const consumer = start({ onEvent: () => {
-      throw new Error('hook bug');
-    } });
+    const consumer = start({
+      onEvent: () => {
+        throw new Error('hook bug');
+      },
+    });
     const acked: string[] = [];
     const off = consumer.on('acked', (e) => acked.push(e.proof.delivery_id));
     consumer.on('handled', () => {

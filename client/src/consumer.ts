@@ -37,7 +37,13 @@ export type ConsumerEvent =
   | { readonly type: 'acked'; readonly proof: PendingAck; readonly result: AckResult; readonly replayed: boolean }
   | { readonly type: 'lease_lost'; readonly proof: PendingAck; readonly replayed: boolean }
   | { readonly type: 'reconnecting'; readonly attempt: number; readonly delayMs: number; readonly error: OrbitError }
-  | { readonly type: 'error'; readonly phase: ErrorPhase; readonly error: unknown; readonly delivery?: EventDelivery; readonly event?: ResultEvent }
+  | {
+      readonly type: 'error';
+      readonly phase: ErrorPhase;
+      readonly error: unknown;
+      readonly delivery?: EventDelivery;
+      readonly event?: ResultEvent;
+    }
   | { readonly type: 'stopped'; readonly error: OrbitError | null };
 
 export type ConsumerEventType = ConsumerEvent['type'];
@@ -49,7 +55,8 @@ export interface ReconnectOptions extends BackoffOptions {
 }
 
 /** The part of an `EventConnection` the consumer uses (a seam for tests and custom transports). */
-export type EventStream = Pick<EventConnection, 'sessionId' | 'welcome' | 'isOpen' | 'ack' | 'ping' | 'close' | 'terminate'> & AsyncIterable<Delivery>;
+export type EventStream = Pick<EventConnection, 'sessionId' | 'welcome' | 'isOpen' | 'ack' | 'ping' | 'close' | 'terminate'> &
+  AsyncIterable<Delivery>;
 
 export interface EventConsumerOptions<Tx> {
   readonly baseUrl: string;
@@ -137,7 +144,8 @@ export class EventConsumer<Tx = unknown> {
 
   constructor(options: EventConsumerOptions<Tx>) {
     if (!isId(options.subscriptionId)) throw invalidArgument('subscriptionId must be 32 lower-case hexadecimal characters');
-    if (!Number.isInteger(options.capacity) || options.capacity < 1 || options.capacity > 32) throw invalidArgument('capacity must be an integer from 1 to 32');
+    if (!Number.isInteger(options.capacity) || options.capacity < 1 || options.capacity > 32)
+      throw invalidArgument('capacity must be an integer from 1 to 32');
     if (typeof options.handler !== 'function') throw invalidArgument('handler must be a function');
     if (!options.inbox) throw invalidArgument('an inbox is required');
     const ping = options.pingIntervalMs ?? 15_000;
@@ -322,7 +330,10 @@ export class EventConsumer<Tx = unknown> {
             throw error;
           }
         },
-        { entry: { subscription_id: delivery.subscription_id, delivery_id: delivery.id, sequence: event.sequence, event_type: event.type }, pendingAck: proof },
+        {
+          entry: { subscription_id: delivery.subscription_id, delivery_id: delivery.id, sequence: event.sequence, event_type: event.type },
+          pendingAck: proof,
+        },
       );
       duplicate = outcome.duplicate;
     } catch (error) {

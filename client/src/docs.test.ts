@@ -17,8 +17,10 @@ describe('docs/sdk.md', () => {
   });
 
   it('MUST document every public method of the management client and the event connection', () => {
-    const methods = (prototype: object): string[] => Object.getOwnPropertyNames(prototype).filter((n) => n !== 'constructor' && !n.startsWith('#'));
+    const methods = (prototype: object): string[] =>
+      Object.getOwnPropertyNames(prototype).filter((n) => n !== 'constructor' && !n.startsWith('#'));
     for (const method of methods(OrbitClient.prototype)) expect(doc, method).toMatch(new RegExp(`\`${method}\\(`));
-    for (const method of methods(EventConnection.prototype).filter((m) => m !== 'isOpen' && m !== 'deliveries')) expect(doc, method).toMatch(new RegExp(`\`${method}\\(`));
+    for (const method of methods(EventConnection.prototype).filter((m) => m !== 'isOpen' && m !== 'deliveries'))
+      expect(doc, method).toMatch(new RegExp(`\`${method}\\(`));
   });
 });

@@ -68,10 +68,18 @@ export class ConnectionClosedError extends OrbitError {
  * Codes after which an automatic consumer stops instead of reconnecting: reconnecting cannot fix
  * them (seed §7: the server sends the error and closes).
  */
-export const FATAL_CONSUMER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['EVENT_HISTORY_EXPIRED', 'PERMISSION_DENIED', 'NOT_FOUND', 'UNAUTHENTICATED']);
+export const FATAL_CONSUMER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'EVENT_HISTORY_EXPIRED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'UNAUTHENTICATED',
+]);
 
 /** Builds the `OrbitError` of an error object received from the server. */
-export function serverError(error: { code: string; message: string }, options: { status?: number | null; requestId?: string } = {}): OrbitError {
+export function serverError(
+  error: { code: string; message: string },
+  options: { status?: number | null; requestId?: string } = {},
+): OrbitError {
   const code: ErrorCode = isErrorCode(error.code) ? error.code : 'UNAVAILABLE';
   return new OrbitError(code, error.message, {
     status: options.status === undefined ? null : options.status,

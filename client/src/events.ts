@@ -12,7 +12,15 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { isCanonicalBase64url, isCanonicalUint64, LEASE_SECRET_BYTES } from '@orbit/spec/codec';
-import { validateErrorEnvelope, validateServerFrame, type AckReplyFrame, type EventDelivery, type PingReplyFrame, type ServerFrame, type WelcomeFrame } from '@orbit/generated';
+import {
+  validateErrorEnvelope,
+  validateServerFrame,
+  type AckReplyFrame,
+  type EventDelivery,
+  type PingReplyFrame,
+  type ServerFrame,
+  type WelcomeFrame,
+} from '@orbit/generated';
 import { ERROR_TABLE, OrbitError, isErrorCode } from '@orbit/spec/errors';
 import { ConnectionClosedError, OrbitTransportError, invalidArgument, serverError } from './errors.ts';
 import { eventRawPaths, isId, readDocument, type ResultEvent } from './wire.ts';
@@ -89,25 +97,33 @@ export function connectUrl(baseUrl: string): string {
   }
   const scheme = { 'http:': 'ws:', 'https:': 'wss:', 'ws:': 'ws:', 'wss:': 'wss:' }[url.protocol];
   if (!scheme) throw invalidArgument('baseUrl must use http, https, ws or wss');
-  if (url.search || url.hash || url.username || url.password) throw invalidArgument('baseUrl must not carry a query, fragment or credentials');
+  if (url.search || url.hash || url.username || url.password)
+    throw invalidArgument('baseUrl must not carry a query, fragment or credentials');
   return `${scheme}//${url.host}${url.pathname.replace(/\/+$/, '')}${CONNECT_PATH}`;
 }
 
 function checkCapacity(capacity: unknown): number {
-  if (typeof capacity !== 'number' || !Number.isInteger(capacity) || capacity < 1 || capacity > 32) throw invalidArgument('capacity must be an integer from 1 to 32');
+  if (typeof capacity !== 'number' || !Number.isInteger(capacity) || capacity < 1 || capacity > 32)
+    throw invalidArgument('capacity must be an integer from 1 to 32');
   return capacity;
 }
 
 function checkProof(proof: AckProof): void {
   if (!isId(proof?.delivery_id)) throw invalidArgument('proof.delivery_id must be 32 lower-case hexadecimal characters');
   if (!isCanonicalUint64(proof.epoch)) throw invalidArgument('proof.epoch must be a canonical uint64 string');
-  if (!isCanonicalBase64url(proof.lease_secret, LEASE_SECRET_BYTES)) throw invalidArgument('proof.lease_secret must be the canonical base64url of 32 bytes');
+  if (!isCanonicalBase64url(proof.lease_secret, LEASE_SECRET_BYTES))
+    throw invalidArgument('proof.lease_secret must be the canonical base64url of 32 bytes');
 }
 
 function closedError(code: number, reason: string, frameError: OrbitError | null): ConnectionClosedError {
   if (frameError) return new ConnectionClosedError(frameError.code, frameError.message, code, reason);
   if (isErrorCode(reason)) return new ConnectionClosedError(reason, `the server closed the connection: ${reason}`, code, reason);
-  const what = code === 1001 ? 'the server is going away' : code === 1006 ? 'the connection was cut' : `the connection closed (${code}${reason ? ` ${reason}` : ''})`;
+  const what =
+    code === 1001
+      ? 'the server is going away'
+      : code === 1006
+        ? 'the connection was cut'
+        : `the connection closed (${code}${reason ? ` ${reason}` : ''})`;
   return new ConnectionClosedError('UNAVAILABLE', what, code, reason);
 }
 
@@ -149,7 +165,9 @@ export class EventConnection implements AsyncIterable<Delivery> {
       // ws refuses what breaks the WebSocket protocol or our limits (a frame over 512 KiB,
       // invalid UTF-8, ...) with a WS_ERR_* code; other errors are the network's. The close follows.
       if (error.code?.startsWith('WS_ERR_') && !this.#violation) {
-        this.#violation = new OrbitTransportError('bad_response', `the server broke the WebSocket protocol: ${error.message}`, { cause: error });
+        this.#violation = new OrbitTransportError('bad_response', `the server broke the WebSocket protocol: ${error.message}`, {
+          cause: error,
+        });
       }
     });
   }
@@ -159,7 +177,8 @@ export class EventConnection implements AsyncIterable<Delivery> {
     const url = connectUrl(options.baseUrl);
     const capacity = checkCapacity(options.capacity);
     if (!isId(options.subscriptionId)) throw invalidArgument('subscriptionId must be 32 lower-case hexadecimal characters');
-    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token)) throw invalidArgument('token must be a non-empty string');
+    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token))
+      throw invalidArgument('token must be a non-empty string');
     const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     options.signal?.throwIfAborted();
@@ -175,7 +194,10 @@ export class EventConnection implements AsyncIterable<Delivery> {
       const helloId = messageId();
       let settled = false;
       let refusal: OrbitError | null = null;
-      const timer = setTimeout(() => fail(new OrbitTransportError('timeout', `no events.welcome within ${connectTimeoutMs} ms`)), connectTimeoutMs);
+      const timer = setTimeout(
+        () => fail(new OrbitTransportError('timeout', `no events.welcome within ${connectTimeoutMs} ms`)),
+        connectTimeoutMs,
+      );
       let pendingError: OrbitError | null = null;
       const onAbort = (): void => fail(options.signal?.reason);
       options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -203,22 +225,47 @@ export class EventConnection implements AsyncIterable<Delivery> {
         // The upgrade was refused with an HTTP answer: read the Orbit error envelope.
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', (cause) => fail(new OrbitTransportError('network', `upgrade refused with ${response.statusCode}`, { status: response.statusCode ?? null, cause })));
+        response.on('error', (cause) =>
+          fail(
+            new OrbitTransportError('network', `upgrade refused with ${response.statusCode}`, {
+              status: response.statusCode ?? null,
+              cause,
+            }),
+          ),
+        );
         response.on('end', () => {
           const status = response.statusCode ?? 0;
-          const read = readDocument<{ request_id: string; error: { code: string; message: string } }>(Buffer.concat(chunks).toString('utf8'), validateErrorEnvelope);
+          const read = readDocument<{ request_id: string; error: { code: string; message: string } }>(
+            Buffer.concat(chunks).toString('utf8'),
+            validateErrorEnvelope,
+          );
           if (read.ok) refusal = serverError(read.value.error, { status, requestId: read.value.request_id });
-          else refusal = new OrbitTransportError('bad_response', `upgrade refused with HTTP ${status} without an Orbit error envelope`, { status, retryable: status === 429 || status >= 500 });
+          else
+            refusal = new OrbitTransportError('bad_response', `upgrade refused with HTTP ${status} without an Orbit error envelope`, {
+              status,
+              retryable: status === 429 || status >= 500,
+            });
           fail(refusal);
         });
       });
-      ws.once('error', (cause) => fail(refusal ?? new OrbitTransportError('network', `cannot connect to ${url}: ${cause.message}`, { cause })));
+      ws.once('error', (cause) =>
+        fail(refusal ?? new OrbitTransportError('network', `cannot connect to ${url}: ${cause.message}`, { cause })),
+      );
       ws.once('close', (code, reason) => fail(refusal ?? pendingError ?? closedError(code, reason.toString(), null)));
       ws.once('open', () => {
-        if (ws.protocol !== EVENTS_PROTOCOL) return fail(new OrbitTransportError('bad_response', `the server did not select ${EVENTS_PROTOCOL}`, { retryable: false }));
-        ws.send(JSON.stringify({ protocol_version: '1', type: 'events.hello', message_id: helloId, body: { subscription_id: options.subscriptionId, capacity } }), (error) => {
-          if (error) fail(new OrbitTransportError('network', `cannot send events.hello: ${error.message}`, { cause: error }));
-        });
+        if (ws.protocol !== EVENTS_PROTOCOL)
+          return fail(new OrbitTransportError('bad_response', `the server did not select ${EVENTS_PROTOCOL}`, { retryable: false }));
+        ws.send(
+          JSON.stringify({
+            protocol_version: '1',
+            type: 'events.hello',
+            message_id: helloId,
+            body: { subscription_id: options.subscriptionId, capacity },
+          }),
+          (error) => {
+            if (error) fail(new OrbitTransportError('network', `cannot send events.hello: ${error.message}`, { cause: error }));
+          },
+        );
       });
       ws.on('message', (data, isBinary) => {
         const frame = readFrame(data, isBinary);
@@ -233,7 +280,11 @@ export class EventConnection implements AsyncIterable<Delivery> {
         if (value.type !== 'events.welcome' || value.reply_to !== helloId) {
           return fail(new OrbitTransportError('bad_response', `expected events.welcome, got ${value.type}`, { retryable: true }));
         }
-        if (value.body.subscription_id !== options.subscriptionId || value.body.capacity !== capacity || value.body.session_id !== value.session_id) {
+        if (
+          value.body.subscription_id !== options.subscriptionId ||
+          value.body.capacity !== capacity ||
+          value.body.session_id !== value.session_id
+        ) {
           return fail(new OrbitTransportError('bad_response', 'events.welcome does not match the hello', { retryable: false }));
         }
         finish();
@@ -250,7 +301,11 @@ export class EventConnection implements AsyncIterable<Delivery> {
   /** Sends `event.ack` with the proof; resolves with the server's answer, rejects with `DELIVERY_LEASE_LOST`, a closed or a timeout error. */
   ack(proof: AckProof): Promise<AckResult> {
     checkProof(proof);
-    return this.#request('ack', 'event.ack', { delivery_id: proof.delivery_id, epoch: proof.epoch, lease_secret: proof.lease_secret }) as Promise<AckResult>;
+    return this.#request('ack', 'event.ack', {
+      delivery_id: proof.delivery_id,
+      epoch: proof.epoch,
+      lease_secret: proof.lease_secret,
+    }) as Promise<AckResult>;
   }
 
   /** Sends `events.ping`; the server re-checks the credential and the subscription and answers `{server_time, enabled}`. */
@@ -303,7 +358,15 @@ export class EventConnection implements AsyncIterable<Delivery> {
 
   #request(kind: 'ack' | 'ping', type: string, body: object): Promise<AckResult | PingResult> {
     if (!this.isOpen) {
-      return Promise.reject(this.#closeInfo?.error ?? new ConnectionClosedError('UNAVAILABLE', 'the connection is closed', this.#closeInfo?.code ?? 1000, this.#closeInfo?.reason ?? ''));
+      return Promise.reject(
+        this.#closeInfo?.error ??
+          new ConnectionClosedError(
+            'UNAVAILABLE',
+            'the connection is closed',
+            this.#closeInfo?.code ?? 1000,
+            this.#closeInfo?.reason ?? '',
+          ),
+      );
     }
     const id = messageId();
     return new Promise((resolve, reject) => {
@@ -337,13 +400,17 @@ export class EventConnection implements AsyncIterable<Delivery> {
     if (!read.ok) return this.#violate(read.error);
     const frame = read.value;
     if (frame.session_id !== undefined && frame.session_id !== this.sessionId) {
-      return this.#violate(new OrbitTransportError('bad_response', `a frame for session ${frame.session_id} arrived on session ${this.sessionId}`));
+      return this.#violate(
+        new OrbitTransportError('bad_response', `a frame for session ${frame.session_id} arrived on session ${this.sessionId}`),
+      );
     }
     switch (frame.type) {
       case 'event.deliver': {
         const { delivery, lease_secret } = frame.body;
         if (delivery.subscription_id !== this.welcome.subscription_id || delivery.event_id !== frame.body.event.id) {
-          return this.#violate(new OrbitTransportError('bad_response', 'event.deliver for another subscription or with a mismatched event'));
+          return this.#violate(
+            new OrbitTransportError('bad_response', 'event.deliver for another subscription or with a mismatched event'),
+          );
         }
         this.#buffer.push({
           delivery,
@@ -402,7 +469,11 @@ type FrameRead = { ok: true; value: ServerFrame } | { ok: false; error: OrbitTra
 
 function readFrame(data: WebSocket.RawData, isBinary: boolean): FrameRead {
   if (isBinary) return { ok: false, error: new OrbitTransportError('bad_response', 'the server sent a binary frame') };
-  const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+  const text = Buffer.isBuffer(data)
+    ? data.toString('utf8')
+    : Array.isArray(data)
+      ? Buffer.concat(data).toString('utf8')
+      : Buffer.from(data).toString('utf8');
   const read = readDocument<ServerFrame>(text, validateServerFrame, RAW_PATHS);
   if (!read.ok) return { ok: false, error: new OrbitTransportError('bad_response', `invalid server frame: ${read.problem}`) };
   return { ok: true, value: read.value };

@@ -46,7 +46,17 @@ export type {
 export type { Inbox, InboxEntry, InboxOutcome, InboxTransactionOptions, PendingAck } from './inbox/types.ts';
 export { SqliteInbox, sqliteInboxDdl, type SqliteInboxOptions } from './inbox/sqlite.ts';
 export { MysqlInbox, mysqlInboxDdl, type MysqlInboxOptions } from './inbox/mysql.ts';
-export { ConnectionClosedError, FATAL_CONSUMER_CODES, OrbitError, OrbitTransportError, ERROR_CODES, ERROR_TABLE, isErrorCode, type ErrorCode, type TransportFailure } from './errors.ts';
+export {
+  ConnectionClosedError,
+  FATAL_CONSUMER_CODES,
+  OrbitError,
+  OrbitTransportError,
+  ERROR_CODES,
+  ERROR_TABLE,
+  isErrorCode,
+  type ErrorCode,
+  type TransportFailure,
+} from './errors.ts';
 export { fromBigInt, toBigInt, compareUint64, isCanonicalUint64 } from './uint64.ts';
 export { backoffDelay, type BackoffOptions } from './backoff.ts';
 export type { EventDelivery, ResultEvent, ResultEventSnapshot, Subscription } from './wire.ts';

@@ -18,7 +18,10 @@ export function secret(): string {
   return encodeBase64url(randomBytes(32));
 }
 
-export function fakeDelivery(subscriptionId: string, options: { eventId?: string; deliveryId?: string; epoch?: string; sequence?: string } = {}): Delivery {
+export function fakeDelivery(
+  subscriptionId: string,
+  options: { eventId?: string; deliveryId?: string; epoch?: string; sequence?: string } = {},
+): Delivery {
   const eventId = options.eventId ?? id();
   const deliveryId = options.deliveryId ?? id();
   const epoch = options.epoch ?? '1';
@@ -49,7 +52,15 @@ export function fakeDelivery(subscriptionId: string, options: { eventId?: string
       aggregate_revision: '1',
       occurred_at: now,
       details: new RawJson('{}'),
-      snapshot: { schema_version: 1, task_id: id(), queue_id: id(), state: 'SUCCEEDED', revision: '1', effect_uncertain: false, result: new RawJson('12345678901234567890123') },
+      snapshot: {
+        schema_version: 1,
+        task_id: id(),
+        queue_id: id(),
+        state: 'SUCCEEDED',
+        revision: '1',
+        effect_uncertain: false,
+        result: new RawJson('12345678901234567890123'),
+      },
     },
     leaseSecret,
     proof: { delivery_id: deliveryId, epoch, lease_secret: leaseSecret },
@@ -84,7 +95,15 @@ export class FakeStream implements EventStream {
       server_time: new Date().toISOString(),
       enabled: true,
     };
-    this.onAck = onAck ?? (async (proof) => ({ delivery_id: proof.delivery_id, event_id: id(), epoch: proof.epoch, acknowledged_at: new Date().toISOString(), deduplicated: false }));
+    this.onAck =
+      onAck ??
+      (async (proof) => ({
+        delivery_id: proof.delivery_id,
+        event_id: id(),
+        epoch: proof.epoch,
+        acknowledged_at: new Date().toISOString(),
+        deduplicated: false,
+      }));
   }
 
   get isOpen(): boolean {
@@ -115,7 +134,10 @@ export class FakeStream implements EventStream {
     if (!this.isOpen) throw new ConnectionClosedError('UNAVAILABLE', 'closed', 1006, '');
     this.acks.push(proof);
     // Like a real connection, an unanswered request fails when the connection ends.
-    return Promise.race([this.onAck(proof), this.#ended.then((error) => Promise.reject(error ?? new ConnectionClosedError('UNAVAILABLE', 'closed by the client', 1000, '')))]);
+    return Promise.race([
+      this.onAck(proof),
+      this.#ended.then((error) => Promise.reject(error ?? new ConnectionClosedError('UNAVAILABLE', 'closed by the client', 1000, ''))),
+    ]);
   }
 
   async ping(): Promise<PingResult> {

@@ -38,14 +38,13 @@ describe('wire checks', () => {
   });
 
   it('MUST accept exactly the canonical uint64 strings in counters (property)', () => {
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), (n) => beyondSchema({ revision: n.toString() }) === null));
+    fc.assert(fc.property(fc.bigInt({ min: 1n << 64n, max: 1n << 66n }), (n) => beyondSchema({ sequence: n.toString() }) !== null));
     fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), (n) => beyondSchema({ revision: n.toString() }) === null),
-    );
-    fc.assert(
-      fc.property(fc.bigInt({ min: 1n << 64n, max: (1n << 66n) }), (n) => beyondSchema({ sequence: n.toString() }) !== null),
-    );
-    fc.assert(
-      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (bytes) => beyondSchema({ lease_secret: encodeBase64url(bytes) }) === null),
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        (bytes) => beyondSchema({ lease_secret: encodeBase64url(bytes) }) === null,
+      ),
     );
   });
 
@@ -58,12 +57,20 @@ describe('wire checks', () => {
 
   it('MUST keep backoff delays within [base*(1-jitter), base] and under the cap (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 40 }), fc.double({ min: 0, max: 0.999, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), (attempt, r, jitter) => {
-        const options = resolveBackoff({ random: () => r, jitter }, { initialDelayMs: 100, maxDelayMs: 10_000, multiplier: 2, jitter: 0.5 });
-        const base = Math.min(10_000, 100 * 2 ** attempt);
-        const delay = backoffDelay(attempt, options);
-        return delay <= base && delay >= Math.floor(base * (1 - jitter)) - 1;
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 40 }),
+        fc.double({ min: 0, max: 0.999, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (attempt, r, jitter) => {
+          const options = resolveBackoff(
+            { random: () => r, jitter },
+            { initialDelayMs: 100, maxDelayMs: 10_000, multiplier: 2, jitter: 0.5 },
+          );
+          const base = Math.min(10_000, 100 * 2 ** attempt);
+          const delay = backoffDelay(attempt, options);
+          return delay <= base && delay >= Math.floor(base * (1 - jitter)) - 1;
+        },
+      ),
     );
   });
 

@@ -40,7 +40,17 @@ export function eventRawPaths(prefix: readonly string[]): string[][] {
 }
 
 /** Member names whose string values are uint64 counters or versions everywhere in the contract. */
-const UINT64_KEYS = new Set(['revision', 'cursor_sequence', 'retired_sequence', 'sequence', 'lease_epoch', 'aggregate_revision', 'epoch', 'from_sequence', 'task_revision']);
+const UINT64_KEYS = new Set([
+  'revision',
+  'cursor_sequence',
+  'retired_sequence',
+  'sequence',
+  'lease_epoch',
+  'aggregate_revision',
+  'epoch',
+  'from_sequence',
+  'task_revision',
+]);
 
 /**
  * Finds a contract rule the generated validator cannot check in an already validated value:
@@ -59,7 +69,8 @@ export function beyondSchema(value: unknown, path = ''): string | null {
   for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
     const at = `${path}/${key}`;
     if (UINT64_KEYS.has(key) && typeof member === 'string' && !isCanonicalUint64(member)) return `${at} is not a uint64 in range`;
-    if (key === 'lease_secret' && typeof member === 'string' && !isCanonicalBase64url(member, LEASE_SECRET_BYTES)) return `${at} is not canonical base64url of 32 bytes`;
+    if (key === 'lease_secret' && typeof member === 'string' && !isCanonicalBase64url(member, LEASE_SECRET_BYTES))
+      return `${at} is not canonical base64url of 32 bytes`;
     if (key === 'details' && isRawJson(member) && !member.text.trimStart().startsWith('{')) return `${at} must be an object`;
     const problem = beyondSchema(member, at);
     if (problem) return problem;

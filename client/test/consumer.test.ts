@@ -56,7 +56,12 @@ describe.each(STORES)('event consumer on %s', (kind) => {
     const texts = new Map<string, string>();
     for (let i = 0; i < n; i++) {
       const text = `{"index":${i},"big":${String(10n ** 25n + BigInt(i))}}`;
-      const published = await env.client.publishResult(env.queueId, key('p'), { type: 'task.succeeded', task_id: id(), task_revision: '1', result: new RawJson(text) });
+      const published = await env.client.publishResult(env.queueId, key('p'), {
+        type: 'task.succeeded',
+        task_id: id(),
+        task_revision: '1',
+        result: new RawJson(text),
+      });
       texts.set(published.event.id, text);
     }
     return texts;
@@ -69,7 +74,11 @@ describe.each(STORES)('event consumer on %s', (kind) => {
     return inbox;
   }
 
-  function consume<Tx>(options: Omit<EventConsumerOptions<Tx>, 'baseUrl' | 'token' | 'capacity'> & Partial<Pick<EventConsumerOptions<Tx>, 'baseUrl' | 'capacity'>>, events: ConsumerEvent[]): EventConsumer<Tx> {
+  function consume<Tx>(
+    options: Omit<EventConsumerOptions<Tx>, 'baseUrl' | 'token' | 'capacity'> &
+      Partial<Pick<EventConsumerOptions<Tx>, 'baseUrl' | 'capacity'>>,
+    events: ConsumerEvent[],
+  ): EventConsumer<Tx> {
     const consumer = createEventConsumer<Tx>({
       baseUrl: env.server.url,
       token: env.token,
@@ -177,7 +186,11 @@ describe.each(STORES)('event consumer on %s', (kind) => {
     const calls = new Map<string, number>();
     const events: ConsumerEvent[] = [];
     consume<Database.Database>({ subscriptionId: sub, inbox, handler: handlerFor(calls) }, events);
-    const acked = await eventually(() => events.find((e): e is Extract<ConsumerEvent, { type: 'acked' }> => e.type === 'acked'), 10_000, 'the replayed ACK');
+    const acked = await eventually(
+      () => events.find((e): e is Extract<ConsumerEvent, { type: 'acked' }> => e.type === 'acked'),
+      10_000,
+      'the replayed ACK',
+    );
     expect(acked.replayed).toBe(true);
     expect(acked.proof).toMatchObject(d.proof);
     expect(acked.result).toMatchObject({ delivery_id: d.delivery.id, epoch: d.proof.epoch, deduplicated: false });
@@ -194,7 +207,9 @@ describe.each(STORES)('event consumer on %s', (kind) => {
       await admin.end();
     });
     await admin.query(`CREATE DATABASE \`${database}\``);
-    await admin.query(`CREATE TABLE \`${database}\`.handled (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(32) NOT NULL, result TEXT NOT NULL) ENGINE=InnoDB`);
+    await admin.query(
+      `CREATE TABLE \`${database}\`.handled (id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(32) NOT NULL, result TEXT NOT NULL) ENGINE=InnoDB`,
+    );
     const inbox: Inbox<PoolConnection> = await MysqlInbox.open({ uri: `${MYSQL_ROOT}/${database}` });
     cleanup.push(() => inbox.close());
     const sub = await subscription();
@@ -246,7 +261,11 @@ describe.each(STORES)('event consumer across a server restart on %s', (kind) => 
     try {
       const boot = await server.bootstrap();
       const queueId = boot.queue_ids.q!;
-      const client = createClient({ baseUrl: proxy.url, token: boot.token, retry: { initialDelayMs: 50, maxDelayMs: 500, maxAttempts: 20 } });
+      const client = createClient({
+        baseUrl: proxy.url,
+        token: boot.token,
+        retry: { initialDelayMs: 50, maxDelayMs: 500, maxAttempts: 20 },
+      });
       const sub = (await client.createSubscription(key(), { name: name(), queue_id: queueId })).subscription.id;
       const calls = new Map<string, number>();
       const events: ConsumerEvent[] = [];
@@ -261,7 +280,8 @@ describe.each(STORES)('event consumer across a server restart on %s', (kind) => 
         onEvent: (e) => events.push(e),
       });
       const publish = async (n: number): Promise<void> => {
-        for (let i = 0; i < n; i++) await client.publishResult(queueId, key('p'), { type: 'task.failed', task_id: id(), task_revision: '1' });
+        for (let i = 0; i < n; i++)
+          await client.publishResult(queueId, key('p'), { type: 'task.failed', task_id: id(), task_revision: '1' });
       };
       await publish(20);
       await eventually(() => calls.size >= 5, 10_000, 'some handled events');
@@ -270,11 +290,15 @@ describe.each(STORES)('event consumer across a server restart on %s', (kind) => 
       proxy.retarget(server.url);
       await publish(20);
       await eventually(() => calls.size === 40, 20_000, '40 handled events');
-      await eventually(async () => {
-        const states: string[] = [];
-        for await (const d of client.iterateEventDeliveries(sub, { limit: 100 })) states.push(d.state);
-        return states.length === 40 && states.every((s) => s === 'ACKED');
-      }, LEASE_MS * 10, 'all deliveries ACKED');
+      await eventually(
+        async () => {
+          const states: string[] = [];
+          for await (const d of client.iterateEventDeliveries(sub, { limit: 100 })) states.push(d.state);
+          return states.length === 40 && states.every((s) => s === 'ACKED');
+        },
+        LEASE_MS * 10,
+        'all deliveries ACKED',
+      );
       expect([...calls.values()].every((n) => n === 1)).toBe(true);
       expect(events.filter((e) => e.type === 'connected').length).toBeGreaterThanOrEqual(2);
       expect(events.find((e) => e.type === 'reconnecting')).toMatchObject({ error: { code: 'UNAVAILABLE' } });

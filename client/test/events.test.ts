@@ -6,7 +6,16 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, STORES } from '../../server/test/harness.ts';
-import { connectEvents, ConnectionClosedError, createClient, OrbitError, RawJson, toBigInt, type Delivery, type EventConnection } from '../src/index.ts';
+import {
+  connectEvents,
+  ConnectionClosedError,
+  createClient,
+  OrbitError,
+  RawJson,
+  toBigInt,
+  type Delivery,
+  type EventConnection,
+} from '../src/index.ts';
 import { id, key, name, setup, type Setup } from './support.ts';
 
 const LEASE_MS = 700;
@@ -29,7 +38,12 @@ describe.each(STORES)('event connection on %s', (kind) => {
 
   async function publish(n = 1, result?: RawJson): Promise<void> {
     for (let i = 0; i < n; i++) {
-      await env.client.publishResult(env.queueId, key('p'), { type: 'task.succeeded', task_id: id(), task_revision: '1', ...(result ? { result } : {}) });
+      await env.client.publishResult(env.queueId, key('p'), {
+        type: 'task.succeeded',
+        task_id: id(),
+        task_revision: '1',
+        ...(result ? { result } : {}),
+      });
     }
   }
 
@@ -51,7 +65,13 @@ describe.each(STORES)('event connection on %s', (kind) => {
     const sub = await subscription();
     const conn = await connect(sub, 2);
     expect(conn.sessionId).toMatch(/^[0-9a-f]{32}$/);
-    expect(conn.welcome).toMatchObject({ session_id: conn.sessionId, subscription_id: sub, capacity: 2, lease_duration_ms: LEASE_MS, enabled: true });
+    expect(conn.welcome).toMatchObject({
+      session_id: conn.sessionId,
+      subscription_id: sub,
+      capacity: 2,
+      lease_duration_ms: LEASE_MS,
+      enabled: true,
+    });
     await publish(1, new RawJson('[98765432109876543210987, 1.10]'));
     const d = await next(conn);
     expect(d.delivery).toMatchObject({ subscription_id: sub, state: 'LEASED', lease_epoch: '1' });
@@ -109,18 +129,28 @@ describe.each(STORES)('event connection on %s', (kind) => {
 
   it('MUST map refusals: 401 and 403 at the upgrade, NOT_FOUND at hello (with HTTP status only for the upgrade)', async () => {
     const sub = await subscription();
-    const bad = (await connectEvents({ baseUrl: env.server.url, token: 'orbit_wrong', subscriptionId: sub, capacity: 1 }).catch((e: unknown) => e)) as OrbitError;
+    const bad = (await connectEvents({ baseUrl: env.server.url, token: 'orbit_wrong', subscriptionId: sub, capacity: 1 }).catch(
+      (e: unknown) => e,
+    )) as OrbitError;
     expect({ code: bad.code, status: bad.status }).toEqual({ code: 'UNAUTHENTICATED', status: 401 });
     expect(bad.requestId).toMatch(/^[0-9a-f]{32}$/);
     const reader = await env.server.bootstrap({ application: `reader-${kind}`, permissions: ['events:read'] });
-    const denied = (await connectEvents({ baseUrl: env.server.url, token: reader.token, subscriptionId: sub, capacity: 1 }).catch((e: unknown) => e)) as OrbitError;
+    const denied = (await connectEvents({ baseUrl: env.server.url, token: reader.token, subscriptionId: sub, capacity: 1 }).catch(
+      (e: unknown) => e,
+    )) as OrbitError;
     expect({ code: denied.code, status: denied.status }).toEqual({ code: 'PERMISSION_DENIED', status: 403 });
     const other = await env.server.bootstrap({ application: `other-${kind}` });
-    const foreign = (await connectEvents({ baseUrl: env.server.url, token: other.token, subscriptionId: sub, capacity: 1 }).catch((e: unknown) => e)) as OrbitError;
+    const foreign = (await connectEvents({ baseUrl: env.server.url, token: other.token, subscriptionId: sub, capacity: 1 }).catch(
+      (e: unknown) => e,
+    )) as OrbitError;
     expect({ code: foreign.code, status: foreign.status }).toEqual({ code: 'NOT_FOUND', status: null });
-    const unknown = (await connectEvents({ baseUrl: env.server.url, token: env.token, subscriptionId: id(), capacity: 1 }).catch((e: unknown) => e)) as OrbitError;
+    const unknown = (await connectEvents({ baseUrl: env.server.url, token: env.token, subscriptionId: id(), capacity: 1 }).catch(
+      (e: unknown) => e,
+    )) as OrbitError;
     expect(unknown.code).toBe('NOT_FOUND');
-    const refused = (await connectEvents({ baseUrl: env.server.url, token: env.token, subscriptionId: sub, capacity: 33 }).catch((e: unknown) => e)) as OrbitError;
+    const refused = (await connectEvents({ baseUrl: env.server.url, token: env.token, subscriptionId: sub, capacity: 33 }).catch(
+      (e: unknown) => e,
+    )) as OrbitError;
     expect(refused.code).toBe('INVALID_ARGUMENT');
   });
 
@@ -165,7 +195,11 @@ describe.each(STORES)('event connection on %s', (kind) => {
     const b = await next(conn);
     await conn.ack(a.proof);
     // b is never acknowledged: with one attempt in the budget it becomes EXPIRED.
-    const expired = await eventually(async () => (await env.client.listEventDeliveries(sub, { state: 'EXPIRED' })).items[0], LEASE_MS * 8, 'an EXPIRED delivery');
+    const expired = await eventually(
+      async () => (await env.client.listEventDeliveries(sub, { state: 'EXPIRED' })).items[0],
+      LEASE_MS * 8,
+      'an EXPIRED delivery',
+    );
     expect(expired.id).toBe(b.delivery.id);
     expect((await env.client.listEventDeliveries(sub, { state: 'ACKED' })).items.map((d) => d.id)).toEqual([a.delivery.id]);
     const all: string[] = [];
@@ -175,10 +209,17 @@ describe.each(STORES)('event connection on %s', (kind) => {
     const retryKey = key('retry');
     const retryBody = { expected_revision: expired.revision, reason: 'receiver fixed', additional_attempts: 2 };
     const retried = await env.client.retryEventDelivery(sub, expired.id, retryKey, retryBody);
-    expect(retried.delivery).toMatchObject({ id: expired.id, state: 'PENDING', attempt_budget: expired.attempt_budget + 2, attempts: expired.attempts });
+    expect(retried.delivery).toMatchObject({
+      id: expired.id,
+      state: 'PENDING',
+      attempt_budget: expired.attempt_budget + 2,
+      attempts: expired.attempts,
+    });
     expect(retried.deduplicated).toBe(false);
     expect((await env.client.retryEventDelivery(sub, expired.id, retryKey, retryBody)).deduplicated).toBe(true);
-    const conflict = (await env.client.retryEventDelivery(sub, a.delivery.id, key(), { ...retryBody, expected_revision: '1' }).catch((e: unknown) => e)) as OrbitError;
+    const conflict = (await env.client
+      .retryEventDelivery(sub, a.delivery.id, key(), { ...retryBody, expected_revision: '1' })
+      .catch((e: unknown) => e)) as OrbitError;
     expect({ code: conflict.code, status: conflict.status }).toEqual({ code: 'STATE_CONFLICT', status: 409 });
     // Delivered again, with a new epoch, to a consumer.
     const again = await next(conn, LEASE_MS * 6);
@@ -192,7 +233,8 @@ describe.each(STORES)('event connection on %s', (kind) => {
     const queue = boot.queue_ids.retained!;
     const sub = (await own.createSubscription(key(), { name: name(), queue_id: queue, types: ['task.cancelled'] })).subscription.id;
     let last = '0';
-    for (let i = 0; i < 3; i++) last = (await own.publishResult(queue, key(), { type: 'task.failed', task_id: id(), task_revision: '1' })).event.sequence;
+    for (let i = 0; i < 3; i++)
+      last = (await own.publishResult(queue, key(), { type: 'task.failed', task_id: id(), task_revision: '1' })).event.sequence;
     // Not materialized (the subscription only takes task.cancelled, so nothing blocks pruning) ...
     const cancelled = (await own.publishResult(queue, key(), { type: 'task.cancelled', task_id: id(), task_revision: '1' })).event.sequence;
     await env.server.orbit.store.prune(toBigInt(cancelled) + 1n);

@@ -88,7 +88,9 @@ export function inboxSuite<Tx>(name: string, create: () => Promise<InboxHarness<
       expect(await inbox.has(eventId)).toBe(false);
       expect(await inbox.pendingAcks()).toEqual([]);
       // Nothing is left half-done: the next attempt runs fn.
-      expect(await inbox.transaction(eventId, (tx) => harness.effect(tx, eventId), { pendingAck: ack })).toMatchObject({ duplicate: false });
+      expect(await inbox.transaction(eventId, (tx) => harness.effect(tx, eventId), { pendingAck: ack })).toMatchObject({
+        duplicate: false,
+      });
       expect(await inbox.pendingAcks()).toEqual([ack]);
     });
 
@@ -181,7 +183,9 @@ export function inboxSuite<Tx>(name: string, create: () => Promise<InboxHarness<
         () => harness.open({ tablePrefix: 'x; DROP TABLE y' }),
       ];
       for (const call of bad) {
-        const error = await Promise.resolve().then(call).catch((e: unknown) => e);
+        const error = await Promise.resolve()
+          .then(call)
+          .catch((e: unknown) => e);
         expect(error).toBeInstanceOf(OrbitError);
         expect((error as OrbitError).code).toBe('INVALID_ARGUMENT');
       }

@@ -50,9 +50,18 @@ describe('SIGKILL of the consumer and the server (MySQL)', () => {
   it('ends with every result in the Inbox exactly once and every delivery ACKED', async () => {
     const listen = `127.0.0.1:${await freePort()}`;
     server = await spawnServer(orbitDb.url, SERVER_ENV, 20_000, listen);
-    const boot = await store.bootstrap({ namespace: 'kill', application: 'app', queues: ['q'], permissions: ['events:manage', 'events:read', 'events:consume'] });
+    const boot = await store.bootstrap({
+      namespace: 'kill',
+      application: 'app',
+      queues: ['q'],
+      permissions: ['events:manage', 'events:read', 'events:consume'],
+    });
     const queueId = boot.queue_ids.q!;
-    const created = await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'kill', body: { name: 'kill', queue_id: queueId, max_pending: 500 } });
+    const created = await api(server.url, 'POST', '/v1/subscriptions', {
+      token: boot.token,
+      key: 'kill',
+      body: { name: 'kill', queue_id: queueId, max_pending: 500 },
+    });
     const subscriptionId = created.json.data.subscription.id as string;
 
     const startConsumer = () => {
@@ -78,7 +87,14 @@ describe('SIGKILL of the consumer and the server (MySQL)', () => {
     // Publish in small batches while the killer works.
     const publishing = (async () => {
       for (let i = 0; i < RESULTS; i += 25) {
-        await store.appendResults(Array.from({ length: 25 }, (_, j) => ({ queueId, type: 'task.succeeded' as const, taskId: TASK, taskRevision: String(i + j + 1) })));
+        await store.appendResults(
+          Array.from({ length: 25 }, (_, j) => ({
+            queueId,
+            type: 'task.succeeded' as const,
+            taskId: TASK,
+            taskRevision: String(i + j + 1),
+          })),
+        );
         await sleep(between(5, 40));
       }
     })();
@@ -107,7 +123,10 @@ describe('SIGKILL of the consumer and the server (MySQL)', () => {
 
     await eventually(
       async () => {
-        const [row] = await store.db.all("SELECT COUNT(*) AS total, SUM(CASE WHEN state = 'ACKED' THEN 1 ELSE 0 END) AS acked FROM deliveries WHERE subscription_id = ?", [subscriptionId]);
+        const [row] = await store.db.all(
+          "SELECT COUNT(*) AS total, SUM(CASE WHEN state = 'ACKED' THEN 1 ELSE 0 END) AS acked FROM deliveries WHERE subscription_id = ?",
+          [subscriptionId],
+        );
         return Number(row!.total) === RESULTS && Number(row!.acked) === RESULTS;
       },
       90_000,

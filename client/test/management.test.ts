@@ -33,10 +33,24 @@ describe.each(STORES)('management client on %s', (kind) => {
 
   it('MUST create (201, then deduplicated for the same key), get, pause and resume a subscription', async () => {
     const createKey = key('create');
-    const body = { name: name(), queue_id: queueId, types: ['task.succeeded' as const, 'task.failed' as const], max_pending: 50, max_attempts: 5 };
+    const body = {
+      name: name(),
+      queue_id: queueId,
+      types: ['task.succeeded' as const, 'task.failed' as const],
+      max_pending: 50,
+      max_attempts: 5,
+    };
     const created = await client.createSubscription(createKey, body);
     expect(created.deduplicated).toBe(false);
-    expect(created.subscription).toMatchObject({ name: body.name, queue_id: queueId, revision: '1', enabled: true, types: ['task.failed', 'task.succeeded'], max_pending: 50, max_attempts: 5 });
+    expect(created.subscription).toMatchObject({
+      name: body.name,
+      queue_id: queueId,
+      revision: '1',
+      enabled: true,
+      types: ['task.failed', 'task.succeeded'],
+      max_pending: 50,
+      max_attempts: 5,
+    });
     const replay = await client.createSubscription(createKey, body);
     expect(replay).toEqual({ subscription: created.subscription, deduplicated: true });
 
@@ -47,10 +61,17 @@ describe.each(STORES)('management client on %s', (kind) => {
     const paused = await client.configureSubscription(current.id, pauseKey, pauseBody);
     expect(paused.subscription).toMatchObject({ enabled: false, revision: '2' });
     // A replay keeps the original body (and its original expected_revision).
-    expect(await client.configureSubscription(current.id, pauseKey, pauseBody)).toEqual({ subscription: paused.subscription, deduplicated: true });
+    expect(await client.configureSubscription(current.id, pauseKey, pauseBody)).toEqual({
+      subscription: paused.subscription,
+      deduplicated: true,
+    });
 
     const again = await client.getSubscription(current.id);
-    const resumed = await client.configureSubscription(current.id, key('resume'), { expected_revision: again.revision, enabled: true, reason: 'maintenance over' });
+    const resumed = await client.configureSubscription(current.id, key('resume'), {
+      expected_revision: again.revision,
+      enabled: true,
+      reason: 'maintenance over',
+    });
     expect(resumed.subscription).toMatchObject({ enabled: true, revision: '3' });
     expect(toBigInt(resumed.subscription.revision)).toBe(3n);
 
@@ -59,7 +80,8 @@ describe.each(STORES)('management client on %s', (kind) => {
     expect(page.items.map((e) => e.action)).toEqual(['resume', 'pause']);
     expect(page.next_cursor).toBeTypeOf('string');
     const history = [];
-    for await (const entry of client.iterateSubscriptionHistory(current.id, { limit: 1 })) history.push([entry.action, entry.revision, entry.reason]);
+    for await (const entry of client.iterateSubscriptionHistory(current.id, { limit: 1 }))
+      history.push([entry.action, entry.revision, entry.reason]);
     expect(history).toEqual([
       ['resume', '3', 'maintenance over'],
       ['pause', '2', 'receiver maintenance'],
@@ -95,7 +117,13 @@ describe.each(STORES)('management client on %s', (kind) => {
 
   it('MUST publish a result and keep a 20+ digit integer byte-exact; a replay is deduplicated', async () => {
     const publishKey = key('publish');
-    const body = { type: 'task.succeeded' as const, task_id: id(), task_revision: '1', result: new RawJson('{"n":123456789012345678901234567890,"f":1.10}'), details: { source: 'test' } };
+    const body = {
+      type: 'task.succeeded' as const,
+      task_id: id(),
+      task_revision: '1',
+      result: new RawJson('{"n":123456789012345678901234567890,"f":1.10}'),
+      details: { source: 'test' },
+    };
     const first = await client.publishResult(queueId, publishKey, body);
     expect(first.deduplicated).toBe(false);
     expect(first.event.snapshot.result?.text).toBe('{"n":123456789012345678901234567890,"f":1.10}');
@@ -114,11 +142,23 @@ describe.each(STORES)('management client on %s', (kind) => {
     checks.push([() => readOnly.createSubscription(key(), { name: name(), queue_id: reader.queue_ids.q! }), 'PERMISSION_DENIED', 403]);
     checks.push([() => client.getSubscription(id()), 'NOT_FOUND', 404]);
     const sub = (await client.createSubscription(key(), { name: name(), queue_id: queueId })).subscription;
-    checks.push([() => client.configureSubscription(sub.id, key(), { expected_revision: '7', enabled: false, reason: 'stale' }), 'STATE_CONFLICT', 409]);
+    checks.push([
+      () => client.configureSubscription(sub.id, key(), { expected_revision: '7', enabled: false, reason: 'stale' }),
+      'STATE_CONFLICT',
+      409,
+    ]);
     const reused = key();
     await client.configureSubscription(sub.id, reused, { expected_revision: '1', enabled: false, reason: 'first' });
-    checks.push([() => client.configureSubscription(sub.id, reused, { expected_revision: '1', enabled: false, reason: 'different content' }), 'IDEMPOTENCY_CONFLICT', 409]);
-    checks.push([() => client.createSubscription(key(), { name: name(), queue_id: queueId, from_sequence: '18446744073709551615' }), 'INVALID_ARGUMENT', 400]);
+    checks.push([
+      () => client.configureSubscription(sub.id, reused, { expected_revision: '1', enabled: false, reason: 'different content' }),
+      'IDEMPOTENCY_CONFLICT',
+      409,
+    ]);
+    checks.push([
+      () => client.createSubscription(key(), { name: name(), queue_id: queueId, from_sequence: '18446744073709551615' }),
+      'INVALID_ARGUMENT',
+      400,
+    ]);
     checks.push([() => client.createSubscription(key(), { name: sub.name, queue_id: queueId }), 'STATE_CONFLICT', 409]);
     for (const [promise, code, status] of checks) {
       const error = await failure(promise());
@@ -132,7 +172,9 @@ describe.each(STORES)('management client on %s', (kind) => {
     const boot = await env.server.bootstrap({ application: `pruned-${kind}`, queues: ['pruned'] });
     const own = createClient({ baseUrl: env.server.url, token: boot.token });
     let last = '0';
-    for (let i = 0; i < 3; i++) last = (await own.publishResult(boot.queue_ids.pruned!, key(), { type: 'task.failed', task_id: id(), task_revision: '1' })).event.sequence;
+    for (let i = 0; i < 3; i++)
+      last = (await own.publishResult(boot.queue_ids.pruned!, key(), { type: 'task.failed', task_id: id(), task_revision: '1' })).event
+        .sequence;
     await env.server.orbit.store.prune(toBigInt(last));
     const error = await failure(own.createSubscription(key(), { name: name(), queue_id: boot.queue_ids.pruned!, from_sequence: '1' }));
     expect({ code: error.code, status: error.status }).toEqual({ code: 'EVENT_HISTORY_EXPIRED', status: 410 });
@@ -157,7 +199,11 @@ describe.each(STORES)('management client on %s', (kind) => {
       proxy.swallowNextResponse();
       const error = await failure(once.getSubscription(created.subscription.id));
       expect(error).toBeInstanceOf(OrbitTransportError);
-      expect({ code: error.code, retryable: error.retryable, failure: (error as OrbitTransportError).failure }).toEqual({ code: 'UNAVAILABLE', retryable: true, failure: 'network' });
+      expect({ code: error.code, retryable: error.retryable, failure: (error as OrbitTransportError).failure }).toEqual({
+        code: 'UNAVAILABLE',
+        retryable: true,
+        failure: 'network',
+      });
     } finally {
       await proxy.close();
     }

@@ -17,7 +17,12 @@ export interface Setup {
 export async function setup(kind: StoreKind, env: Record<string, string> = {}): Promise<Setup> {
   const server = await startTestServer(kind, { ORBIT_POLL_INTERVAL_MS: '50', ...env });
   const boot = await server.bootstrap();
-  return { server, token: boot.token, queueId: boot.queue_ids.q!, client: createClient({ baseUrl: server.url, token: boot.token, retry: { initialDelayMs: 20, maxDelayMs: 200 } }) };
+  return {
+    server,
+    token: boot.token,
+    queueId: boot.queue_ids.q!,
+    client: createClient({ baseUrl: server.url, token: boot.token, retry: { initialDelayMs: 20, maxDelayMs: 200 } }),
+  };
 }
 
 export function id(): string {

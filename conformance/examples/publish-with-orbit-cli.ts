@@ -15,7 +15,18 @@ import { isRawJson, parseStrict } from '@orbit/spec/codec';
 
 const orbit = fileURLToPath(new URL('../../server/bin/orbit.mjs', import.meta.url));
 const body = parseStrict(readFileSync(0, 'utf8'), { raw: [['result'], ['details']] }) as Record<string, unknown>;
-const args = [orbit, 'publish', '--queue-id', process.env.ORBIT_CONFORMANCE_QUEUE_ID ?? '', '--type', String(body.type), '--task-id', String(body.task_id), '--task-revision', String(body.task_revision ?? '1')];
+const args = [
+  orbit,
+  'publish',
+  '--queue-id',
+  process.env.ORBIT_CONFORMANCE_QUEUE_ID ?? '',
+  '--type',
+  String(body.type),
+  '--task-id',
+  String(body.task_id),
+  '--task-revision',
+  String(body.task_revision ?? '1'),
+];
 if (isRawJson(body.details)) args.push('--details', body.details.text);
 if (isRawJson(body.result)) args.push('--result', body.result.text);
 if (body.effect_uncertain === true) args.push('--effect-uncertain');

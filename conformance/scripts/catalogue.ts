@@ -9,7 +9,10 @@ import { ALL_CASES } from '../src/cases/index.ts';
 import { renderCatalogueJson, renderCatalogueMarkdown } from '../src/catalogue.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const files = { [join(root, 'CASES.md')]: renderCatalogueMarkdown(ALL_CASES), [join(root, 'case-ids.json')]: renderCatalogueJson(ALL_CASES) };
+const files = {
+  [join(root, 'CASES.md')]: renderCatalogueMarkdown(ALL_CASES),
+  [join(root, 'case-ids.json')]: renderCatalogueJson(ALL_CASES),
+};
 const check = process.argv.includes('--check');
 let stale = 0;
 for (const [path, text] of Object.entries(files)) {

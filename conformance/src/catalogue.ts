@@ -52,7 +52,9 @@ export function renderCatalogueMarkdown(cases: readonly ConformanceCase[]): stri
     if (inArea.length === 0) continue;
     lines.push('', `## ${area}`, '', '| id | level | clause | requirement | kind | features |', '| --- | --- | --- | --- | --- | --- |');
     for (const c of inArea) {
-      lines.push(`| \`${c.id}\` | ${c.level} | ${cell(c.clause.section)}: ${cell(c.clause.text)} | ${cell(c.title)} | ${c.kind ?? 'example'} | ${(c.features ?? []).join(', ')} |`);
+      lines.push(
+        `| \`${c.id}\` | ${c.level} | ${cell(c.clause.section)}: ${cell(c.clause.text)} | ${cell(c.title)} | ${c.kind ?? 'example'} | ${(c.features ?? []).join(', ')} |`,
+      );
     }
   }
   return lines.join('\n') + '\n';

@@ -26,7 +26,11 @@ async function tryRetire(ctx: CaseContext, role: Role, id: string): Promise<Atte
   if (sub.retired_at) return { done: true, note: null };
   let revision = sub.revision;
   if (!sub.enabled) {
-    const resumed = await ctx.post(role, `/v1/subscriptions/${id}:configure`, { expected_revision: revision, enabled: true, reason: 'conformance cleanup' });
+    const resumed = await ctx.post(role, `/v1/subscriptions/${id}:configure`, {
+      expected_revision: revision,
+      enabled: true,
+      reason: 'conformance cleanup',
+    });
     if (resumed.status !== 200) return { done: true, note: `subscription ${id}: cleanup could not resume it (HTTP ${resumed.status})` };
     revision = (resumed.json as { data: { subscription: Subscription } }).data.subscription.revision;
   }
@@ -61,12 +65,17 @@ async function drainAndRetire(ctx: CaseContext, role: Role, id: string, proofs: 
       }
       const expired = await ctx.get(role, `/v1/subscriptions/${id}/deliveries?state=EXPIRED&limit=100`);
       for (const d of (expired.json as { data?: { items?: Array<{ id: string; revision: string }> } } | undefined)?.data?.items ?? []) {
-        await ctx.post(role, `/v1/subscriptions/${id}/deliveries/${d.id}:retry`, { expected_revision: d.revision, reason: 'conformance cleanup', additional_attempts: 1 });
+        await ctx.post(role, `/v1/subscriptions/${id}/deliveries/${d.id}:retry`, {
+          expected_revision: d.revision,
+          reason: 'conformance cleanup',
+          additional_attempts: 1,
+        });
       }
       const first = await conn.poll((f) => f.type === 'event.deliver', 500);
       if (first) {
         const more: ServerFrame[] = [first];
-        for (let f = await conn.poll((x) => x.type === 'event.deliver', 50); f; f = await conn.poll((x) => x.type === 'event.deliver', 50)) more.push(f);
+        for (let f = await conn.poll((x) => x.type === 'event.deliver', 50); f; f = await conn.poll((x) => x.type === 'event.deliver', 50))
+          more.push(f);
         await ackAll(ctx, conn, more);
       }
     }

@@ -57,9 +57,13 @@ export async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  const only = (values.only ?? []).flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
+  const only = (values.only ?? [])
+    .flatMap((p) => p.split(','))
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (values.list) {
-    for (const c of selectCases(ALL_CASES, only)) console.log(`${c.id.padEnd(48)} ${c.level.padEnd(6)} ${c.clause.section.padEnd(8)} ${c.title}`);
+    for (const c of selectCases(ALL_CASES, only))
+      console.log(`${c.id.padEnd(48)} ${c.level.padEnd(6)} ${c.clause.section.padEnd(8)} ${c.title}`);
     return 0;
   }
   if (!values.config) {
@@ -73,7 +77,11 @@ export async function main(argv: string[]): Promise<number> {
     const seed = integer(values.seed, 'seed');
     const numRuns = integer(values['num-runs'], 'num-runs');
     if (only.length > 0 && selectCases(ALL_CASES, only).length === 0) throw new ConfigError(`--only ${only.join(',')} matches no case`);
-    target = await prepareTarget(config, { ...(seed !== undefined ? { seed } : {}), ...(numRuns !== undefined ? { numRuns } : {}), progress: (line) => console.log(line) });
+    target = await prepareTarget(config, {
+      ...(seed !== undefined ? { seed } : {}),
+      ...(numRuns !== undefined ? { numRuns } : {}),
+      progress: (line) => console.log(line),
+    });
     console.log(`running ${selectCases(ALL_CASES, only).length} cases against ${target.env.config.baseUrl} (seed ${target.env.seed})`);
     let area = '';
     const report = await runSuite({

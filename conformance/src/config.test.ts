@@ -8,8 +8,18 @@ const Q = 'a'.repeat(32);
 
 describe('parseConfig', () => {
   it('fills in the seed timing, 25 runs and the HTTP publisher', () => {
-    const config = parseConfig({ baseUrl: 'http://127.0.0.1:8080/', credentials: { full: 'tok', publisher: { token: 'pub' } }, queues: { primary: Q } }, '/x');
-    expect(config).toMatchObject({ baseUrl: 'http://127.0.0.1:8080', timing: SEED_TIMING, numRuns: 25, publish: { method: 'http' }, features: [], cwd: '/x' });
+    const config = parseConfig(
+      { baseUrl: 'http://127.0.0.1:8080/', credentials: { full: 'tok', publisher: { token: 'pub' } }, queues: { primary: Q } },
+      '/x',
+    );
+    expect(config).toMatchObject({
+      baseUrl: 'http://127.0.0.1:8080',
+      timing: SEED_TIMING,
+      numRuns: 25,
+      publish: { method: 'http' },
+      features: [],
+      cwd: '/x',
+    });
     expect(config.credentials.full).toEqual({ token: 'tok' });
   });
 
@@ -24,7 +34,10 @@ describe('parseConfig', () => {
   });
 
   it('accepts spawn mode without credentials and defaults the base URL to the spawned port', () => {
-    const config = parseConfig({ server: { command: 'orbit serve --listen 127.0.0.1:{port}', env: { ORBIT_LEASE_DURATION_MS: 1000 } }, bootstrap: { command: 'orbit bootstrap' } });
+    const config = parseConfig({
+      server: { command: 'orbit serve --listen 127.0.0.1:{port}', env: { ORBIT_LEASE_DURATION_MS: 1000 } },
+      bootstrap: { command: 'orbit bootstrap' },
+    });
     expect(config.baseUrl).toBe('http://127.0.0.1:{port}');
     expect(config.server?.env).toEqual({ ORBIT_LEASE_DURATION_MS: '1000' });
     expect(config.bootstrap).toMatchObject({ namespace: 'conformance', otherNamespace: 'conformance-other' });
@@ -34,7 +47,10 @@ describe('parseConfig', () => {
 describe('loadConfig', () => {
   it('reads YAML and strict JSON, and refuses duplicate keys in either', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cf-config-'));
-    writeFileSync(join(dir, 'c.yaml'), `baseUrl: http://127.0.0.1:8080\ncredentials:\n  full: t\n  publisher: p\nqueues:\n  primary: "${Q}"\n`);
+    writeFileSync(
+      join(dir, 'c.yaml'),
+      `baseUrl: http://127.0.0.1:8080\ncredentials:\n  full: t\n  publisher: p\nqueues:\n  primary: "${Q}"\n`,
+    );
     expect(loadConfig(join(dir, 'c.yaml')).cwd).toBe(dir);
     writeFileSync(join(dir, 'dup.yaml'), 'baseUrl: http://a:1\nbaseUrl: http://b:1\n');
     expect(() => loadConfig(join(dir, 'dup.yaml'))).toThrow(ConfigError);

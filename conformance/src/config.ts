@@ -54,9 +54,7 @@ export const SEED_TIMING: Timing = {
   quietMs: 1_000,
 };
 
-export type PublishConfig =
-  | { readonly method: 'http' }
-  | { readonly method: 'command'; readonly command: string };
+export type PublishConfig = { readonly method: 'http' } | { readonly method: 'command'; readonly command: string };
 
 export interface SpawnConfig {
   /** Shell command that starts the server; `{port}` and `{tmpdir}` are substituted. */
@@ -138,7 +136,22 @@ function credential(value: unknown, where: string): Credential {
 /** Validates a parsed configuration object; `cwd` is where relative commands run. */
 export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteConfig {
   if (!isObject(raw)) throw new ConfigError('the configuration must be an object');
-  only(raw, 'config', ['$schema', 'baseUrl', 'credentials', 'queues', 'publish', 'timing', 'limits', 'features', 'retention', 'server', 'bootstrap', 'numRuns', 'caseTimeoutMs', 'cwd']);
+  only(raw, 'config', [
+    '$schema',
+    'baseUrl',
+    'credentials',
+    'queues',
+    'publish',
+    'timing',
+    'limits',
+    'features',
+    'retention',
+    'server',
+    'bootstrap',
+    'numRuns',
+    'caseTimeoutMs',
+    'cwd',
+  ]);
 
   const credentials: Partial<Record<Role, Credential>> = {};
   if (raw.credentials !== undefined) {
@@ -183,7 +196,8 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
   if (raw.features !== undefined) {
     if (!Array.isArray(raw.features)) throw new ConfigError('features must be an array');
     for (const [i, f] of raw.features.entries()) {
-      if (typeof f !== 'string' || !Object.hasOwn(FEATURES, f)) throw new ConfigError(`features[${i}]: unknown feature ${JSON.stringify(f)} (known: ${Object.keys(FEATURES).join(', ')})`);
+      if (typeof f !== 'string' || !Object.hasOwn(FEATURES, f))
+        throw new ConfigError(`features[${i}]: unknown feature ${JSON.stringify(f)} (known: ${Object.keys(FEATURES).join(', ')})`);
       features.push(f as Feature);
     }
   }
@@ -219,7 +233,8 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
     bootstrap = {
       command: str(raw.bootstrap.command, 'bootstrap.command'),
       namespace: raw.bootstrap.namespace === undefined ? 'conformance' : str(raw.bootstrap.namespace, 'bootstrap.namespace'),
-      otherNamespace: raw.bootstrap.otherNamespace === undefined ? 'conformance-other' : str(raw.bootstrap.otherNamespace, 'bootstrap.otherNamespace'),
+      otherNamespace:
+        raw.bootstrap.otherNamespace === undefined ? 'conformance-other' : str(raw.bootstrap.otherNamespace, 'bootstrap.otherNamespace'),
     };
   }
 
@@ -229,7 +244,8 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
   if (!bootstrap) {
     if (!credentials.full) throw new ConfigError('credentials.full is required (or give bootstrap.command)');
     if (!queues.primary) throw new ConfigError('queues.primary is required (or give bootstrap.command)');
-    if (publish.method === 'http' && !credentials.publisher) throw new ConfigError('publish.method "http" needs credentials.publisher (results:publish)');
+    if (publish.method === 'http' && !credentials.publisher)
+      throw new ConfigError('publish.method "http" needs credentials.publisher (results:publish)');
   }
 
   return {

@@ -97,7 +97,8 @@ export class CaseContext {
     this.config = env.config;
     this.timing = env.config.timing;
     this.currentLog = evidence;
-    for (const [role, credential] of Object.entries(env.config.credentials)) if (credential) evidence.redact(credential.token, `<token:${role}>`);
+    for (const [role, credential] of Object.entries(env.config.credentials))
+      if (credential) evidence.redact(credential.token, `<token:${role}>`);
   }
 
   get log(): EvidenceLog {
@@ -186,7 +187,8 @@ export class CaseContext {
 
   /** Deep equality of JSON values (member order does not matter). */
   equal(actual: unknown, expected: unknown, what: string): void {
-    if (canonical(actual) !== canonical(expected)) throw new CheckFailure(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+    if (canonical(actual) !== canonical(expected))
+      throw new CheckFailure(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
   }
 
   /** Checks `value` against a generated validator (`validateSubscription`, ...). */
@@ -194,7 +196,9 @@ export class CaseContext {
     const validate = validators[name] as ((v: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null };
     if (!validate(value)) {
       const e = validate.errors?.[0];
-      throw new CheckFailure(`${what} does not match ${name.slice('validate'.length)}: ${e?.instancePath || '(root)'} ${e?.message ?? ''}: ${JSON.stringify(value)?.slice(0, 400)}`);
+      throw new CheckFailure(
+        `${what} does not match ${name.slice('validate'.length)}: ${e?.instancePath || '(root)'} ${e?.message ?? ''}: ${JSON.stringify(value)?.slice(0, 400)}`,
+      );
     }
   }
 
@@ -206,7 +210,8 @@ export class CaseContext {
   expectData(res: HttpResponse, status: number, what: string, validator?: ValidatorName): any {
     if (res.status !== status) throw new CheckFailure(`${what}: expected HTTP ${status}, got ${this.describe(res)}`);
     const body = res.json as { request_id?: unknown; data?: unknown } | undefined;
-    if (!body || typeof body !== 'object' || !('data' in body)) throw new CheckFailure(`${what}: expected a {request_id, data} envelope, got ${res.text.slice(0, 300)}`);
+    if (!body || typeof body !== 'object' || !('data' in body))
+      throw new CheckFailure(`${what}: expected a {request_id, data} envelope, got ${res.text.slice(0, 300)}`);
     if (validator) this.validate(validator, body.data, `${what}: data`);
     return body.data;
   }
@@ -225,14 +230,18 @@ export class CaseContext {
   expectOneOf(res: HttpResponse, codes: readonly ErrorCode[], what: string): ErrorCode {
     const code = (res.json as { error?: { code?: unknown } } | undefined)?.error?.code as ErrorCode | undefined;
     const match = codes.find((c) => c === code && ERROR_TABLE[c].status === res.status);
-    if (!match) throw new CheckFailure(`${what}: expected one of ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(', ')}, got ${this.describe(res)}`);
+    if (!match)
+      throw new CheckFailure(
+        `${what}: expected one of ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(', ')}, got ${this.describe(res)}`,
+      );
     this.validate('validateErrorEnvelope', res.json, `${what}: the error body`);
     return match;
   }
 
   /** An error frame with `code`. */
   expectFrameError(frame: ServerFrame, code: ErrorCode, what: string): void {
-    if (frame.type !== 'error' || frame.error?.code !== code) throw new CheckFailure(`${what}: expected an error frame ${code}, got ${frame.$text}`);
+    if (frame.type !== 'error' || frame.error?.code !== code)
+      throw new CheckFailure(`${what}: expected an error frame ${code}, got ${frame.$text}`);
   }
 
   /**
@@ -242,20 +251,30 @@ export class CaseContext {
   async expectRefused(conn: EventConnection, messageId: string, codes: readonly ErrorCode[], what: string): Promise<'error' | 'closed'> {
     const frame = await conn.poll((f) => f.reply_to === messageId, this.replyMs);
     if (frame) {
-      if (frame.type !== 'error' || !codes.includes(frame.error?.code as ErrorCode)) throw new CheckFailure(`${what}: expected an error frame ${codes.join(' or ')} or a 1008 close, got ${frame.$text}`);
+      if (frame.type !== 'error' || !codes.includes(frame.error?.code as ErrorCode))
+        throw new CheckFailure(`${what}: expected an error frame ${codes.join(' or ')} or a 1008 close, got ${frame.$text}`);
       return 'error';
     }
     const closed = await conn.waitClose(this.replyMs);
-    if (!closed) throw new CheckFailure(`${what}: expected an error frame ${codes.join(' or ')} or a 1008 close; got neither within ${this.replyMs} ms`);
+    if (!closed)
+      throw new CheckFailure(
+        `${what}: expected an error frame ${codes.join(' or ')} or a 1008 close; got neither within ${this.replyMs} ms`,
+      );
     if (closed.code !== 1008) throw new CheckFailure(`${what}: expected a 1008 close, got ${closed.code} ${closed.reason}`);
     return 'closed';
   }
 
   /** Waits until the server closes `conn`; fails with what arrived when it stays open. */
-  async expectClosed(conn: EventConnection, timeoutMs: number, what: string, codes?: readonly number[]): Promise<{ code: number; reason: string }> {
+  async expectClosed(
+    conn: EventConnection,
+    timeoutMs: number,
+    what: string,
+    codes?: readonly number[],
+  ): Promise<{ code: number; reason: string }> {
     const closed = await conn.waitClose(timeoutMs);
     if (!closed) throw new CheckFailure(`${what}: expected the server to close the connection within ${timeoutMs} ms; it stayed open`);
-    if (codes && !codes.includes(closed.code)) throw new CheckFailure(`${what}: expected close code ${codes.join(' or ')}, got ${closed.code} ${closed.reason}`);
+    if (codes && !codes.includes(closed.code))
+      throw new CheckFailure(`${what}: expected close code ${codes.join(' or ')}, got ${closed.code} ${closed.reason}`);
     return closed;
   }
 
@@ -288,7 +307,11 @@ export class CaseContext {
       if (type !== null) headers['content-type'] = type;
     }
     Object.assign(headers, options.headers ?? {});
-    return sendHttp(this.config.baseUrl, { method, target, headers, ...(body !== undefined ? { body } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) }, this.log);
+    return sendHttp(
+      this.config.baseUrl,
+      { method, target, headers, ...(body !== undefined ? { body } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) },
+      this.log,
+    );
   }
 
   get(role: Role | null, target: string, options: RequestOptions = {}): Promise<HttpResponse> {
@@ -321,13 +344,22 @@ export class CaseContext {
   }
 
   async getSubscription(id: string, role: Role = 'full'): Promise<Subscription> {
-    return this.expectData(await this.get(role, `/v1/subscriptions/${id}`), 200, `GET /v1/subscriptions/${id}`, 'validateSubscription') as Subscription;
+    return this.expectData(
+      await this.get(role, `/v1/subscriptions/${id}`),
+      200,
+      `GET /v1/subscriptions/${id}`,
+      'validateSubscription',
+    ) as Subscription;
   }
 
   /** Pauses or resumes with the current revision; returns the new snapshot. */
   async configure(id: string, enabled: boolean, role: Role = 'full'): Promise<Subscription> {
     const current = await this.getSubscription(id, role);
-    const res = await this.post(role, `/v1/subscriptions/${id}:configure`, { expected_revision: current.revision, enabled, reason: 'conformance' });
+    const res = await this.post(role, `/v1/subscriptions/${id}:configure`, {
+      expected_revision: current.revision,
+      enabled,
+      reason: 'conformance',
+    });
     return this.expectData(res, 200, `configure enabled=${enabled}`, 'validateSubscriptionResult').subscription as Subscription;
   }
 
@@ -376,14 +408,19 @@ export class CaseContext {
     const command = substitute(retention.command, { ...this.env.vars, before_sequence: beforeSequence });
     const result = await runCommand(command, { cwd: this.config.cwd, env: { ORBIT_CONFORMANCE_BEFORE_SEQUENCE: beforeSequence } });
     this.log.note(`retention command (before ${beforeSequence}) exited ${result.code}: ${result.stdout}${result.stderr}`);
-    if (result.code !== 0) throw new CheckFailure(`setup: the retention command failed (exit ${result.code}): ${result.stderr.slice(0, 300)}`);
+    if (result.code !== 0)
+      throw new CheckFailure(`setup: the retention command failed (exit ${result.code}): ${result.stderr.slice(0, 300)}`);
   }
 
   // --- WebSocket ----------------------------------------------------------------------------
 
   /** Attempts an upgrade as `role` (null: no token); the connection, if any, is closed after the case. */
   async upgrade(role: Role | null, options: Omit<OpenOptions, 'token'> = {}): Promise<UpgradeOutcome> {
-    const outcome = await EventConnection.open(this.config.baseUrl, { ...options, token: role === null ? null : this.token(role) }, this.log);
+    const outcome = await EventConnection.open(
+      this.config.baseUrl,
+      { ...options, token: role === null ? null : this.token(role) },
+      this.log,
+    );
     if (outcome.kind === 'open') {
       this.connections.push(outcome.conn);
       this.allConnections.push(outcome.conn);
@@ -394,7 +431,8 @@ export class CaseContext {
   /** Opens an event connection as `role`; a refusal fails the case. */
   async connect(role: Role = 'full', options: Omit<OpenOptions, 'token'> = {}): Promise<EventConnection> {
     const outcome = await this.upgrade(role, options);
-    if (outcome.kind !== 'open') throw new CheckFailure(`setup: the upgrade as ${role} was refused: HTTP ${outcome.status} ${outcome.body.slice(0, 300)}`);
+    if (outcome.kind !== 'open')
+      throw new CheckFailure(`setup: the upgrade as ${role} was refused: HTTP ${outcome.status} ${outcome.body.slice(0, 300)}`);
     return outcome.conn;
   }
 
@@ -402,13 +440,23 @@ export class CaseContext {
    * Connects and binds to `subscriptionId`; the welcome must come. Like a well-behaved client the
    * connection then pings at the announced heartbeat interval, unless `keepAlive` is false.
    */
-  async bind(subscriptionId: string, capacity = 1, role: Role = 'full', options: { keepAlive?: boolean } = {}): Promise<{ conn: EventConnection; welcome: ServerFrame }> {
+  async bind(
+    subscriptionId: string,
+    capacity = 1,
+    role: Role = 'full',
+    options: { keepAlive?: boolean } = {},
+  ): Promise<{ conn: EventConnection; welcome: ServerFrame }> {
     const conn = await this.connect(role);
     const welcome = await conn.hello(subscriptionId, capacity, this.replyMs);
     if (welcome.type !== 'events.welcome') throw new CheckFailure(`setup: expected events.welcome, got ${welcome.$text}`);
     if (options.keepAlive !== false) {
       const interval = Number(welcome.body?.heartbeat_interval_ms);
-      conn.startHeartbeat(Math.min(Number.isFinite(interval) && interval > 0 ? interval : this.timing.heartbeatIntervalMs, Math.floor(this.timing.idleTimeoutMs / 3)));
+      conn.startHeartbeat(
+        Math.min(
+          Number.isFinite(interval) && interval > 0 ? interval : this.timing.heartbeatIntervalMs,
+          Math.floor(this.timing.idleTimeoutMs / 3),
+        ),
+      );
     }
     return { conn, welcome };
   }
@@ -419,7 +467,11 @@ export class CaseContext {
   }
 
   /** Sends event.ack with the proof of `deliver` (fields overridable); returns the message_id. */
-  sendAck(conn: EventConnection, deliver: ServerFrame, override: Partial<{ delivery_id: unknown; epoch: unknown; lease_secret: unknown }> = {}): string {
+  sendAck(
+    conn: EventConnection,
+    deliver: ServerFrame,
+    override: Partial<{ delivery_id: unknown; epoch: unknown; lease_secret: unknown }> = {},
+  ): string {
     return conn.send('event.ack', {
       delivery_id: deliver.body.delivery.id,
       epoch: deliver.body.delivery.lease_epoch,
@@ -441,10 +493,18 @@ export class CaseContext {
     let best = deliver;
     for (const c of this.allConnections) {
       for (const f of c.received) {
-        if (f.type === 'event.deliver' && f.body.delivery.id === deliver.body.delivery.id && BigInt(f.body.delivery.lease_epoch) > BigInt(best.body.delivery.lease_epoch)) best = f;
+        if (
+          f.type === 'event.deliver' &&
+          f.body.delivery.id === deliver.body.delivery.id &&
+          BigInt(f.body.delivery.lease_epoch) > BigInt(best.body.delivery.lease_epoch)
+        )
+          best = f;
       }
     }
-    if (best !== deliver) this.log.note(`the lease of ${deliver.body.delivery.id} ran out during the case; using the newer proof of epoch ${best.body.delivery.lease_epoch}`);
+    if (best !== deliver)
+      this.log.note(
+        `the lease of ${deliver.body.delivery.id} ran out during the case; using the newer proof of epoch ${best.body.delivery.lease_epoch}`,
+      );
     return best;
   }
 
@@ -470,7 +530,8 @@ export class CaseContext {
       fc.asyncProperty(arbitrary, async (value) => {
         runs++;
         const runLog = new EvidenceLog();
-        for (const [role, credential] of Object.entries(this.config.credentials)) if (credential) runLog.redact(credential.token, `<token:${role}>`);
+        for (const [role, credential] of Object.entries(this.config.credentials))
+          if (credential) runLog.redact(credential.token, `<token:${role}>`);
         this.currentLog = runLog;
         const mark = this.connections.length;
         try {
@@ -488,7 +549,9 @@ export class CaseContext {
     outer.note(`property: ${runs} runs (numRuns ${numRuns}, seed ${seed})`);
     if (!details.failed) return;
     if (details.counterexample === null) {
-      throw new CheckFailure(`property stopped after ${details.numRuns} run(s) without a counterexample (time limit of 45 s); replay: --seed ${this.env.seed} --only ${this.caseDef.id}`);
+      throw new CheckFailure(
+        `property stopped after ${details.numRuns} run(s) without a counterexample (time limit of 45 s); replay: --seed ${this.env.seed} --only ${this.caseDef.id}`,
+      );
     }
     const counterexample = fc.stringify(details.counterexample);
     const failure = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);

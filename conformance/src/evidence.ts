@@ -19,10 +19,33 @@ export type Evidence =
       readonly error?: string;
       readonly durationMs: number;
     }
-  | { readonly kind: 'ws-open'; readonly at: number; readonly conn: number; readonly target: string; readonly requestHeaders: Record<string, string>; readonly status: number; readonly responseHeaders: Record<string, string>; readonly body?: string }
-  | { readonly kind: 'ws-frame'; readonly at: number; readonly conn: number; readonly direction: 'sent' | 'received'; readonly text: string; readonly binary: boolean }
+  | {
+      readonly kind: 'ws-open';
+      readonly at: number;
+      readonly conn: number;
+      readonly target: string;
+      readonly requestHeaders: Record<string, string>;
+      readonly status: number;
+      readonly responseHeaders: Record<string, string>;
+      readonly body?: string;
+    }
+  | {
+      readonly kind: 'ws-frame';
+      readonly at: number;
+      readonly conn: number;
+      readonly direction: 'sent' | 'received';
+      readonly text: string;
+      readonly binary: boolean;
+    }
   | { readonly kind: 'ws-close'; readonly at: number; readonly conn: number; readonly code: number; readonly reason: string }
-  | { readonly kind: 'publish'; readonly at: number; readonly method: string; readonly request: string; readonly response?: string; readonly error?: string }
+  | {
+      readonly kind: 'publish';
+      readonly at: number;
+      readonly method: string;
+      readonly request: string;
+      readonly response?: string;
+      readonly error?: string;
+    }
   | { readonly kind: 'note'; readonly at: number; readonly text: string };
 
 /** Distributes Omit over the union members. */

@@ -72,7 +72,8 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
   const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body);
   const headers: Record<string, string> = { ...(req.headers ?? {}) };
   const lower = Object.keys(headers).map((h) => h.toLowerCase());
-  if (body !== undefined && !lower.includes('content-length') && !lower.includes('transfer-encoding')) headers['content-length'] = String(body.byteLength);
+  if (body !== undefined && !lower.includes('content-length') && !lower.includes('transfer-encoding'))
+    headers['content-length'] = String(body.byteLength);
   const started = Date.now();
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<HttpResponse>((resolve, reject) => {
@@ -97,12 +98,18 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
         });
         res.on('end', () => {
           const response = new HttpResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks));
-          record({ status: response.status, responseHeaders: log ? log.cleanHeaders(res.headers) : {}, responseBody: log ? log.clean(response.text) : '' });
+          record({
+            status: response.status,
+            responseHeaders: log ? log.cleanHeaders(res.headers) : {},
+            responseBody: log ? log.clean(response.text) : '',
+          });
           resolve(response);
         });
       },
     );
-    clientRequest.setTimeout(req.timeoutMs ?? 15_000, () => clientRequest.destroy(new Error(`no response within ${req.timeoutMs ?? 15_000} ms`)));
+    clientRequest.setTimeout(req.timeoutMs ?? 15_000, () =>
+      clientRequest.destroy(new Error(`no response within ${req.timeoutMs ?? 15_000} ms`)),
+    );
     clientRequest.on('error', (error) => {
       record({ error: String(error.message) });
       reject(error);

@@ -19,7 +19,17 @@ export { checkEntriesMatch, KnownFailingError, knownFailingEntry, loadKnownFaili
 export type { KnownFailingEntry } from './known-failing.ts';
 export { publishBody, publishResult } from './publisher.ts';
 export type { PublishInput, PublishedEvent } from './publisher.ts';
-export { REPORT_FILES, renderHtml, renderJson, renderJunit, renderOutcome, renderSummary, resultLine, tallyLine, writeReports } from './reports/index.ts';
+export {
+  REPORT_FILES,
+  renderHtml,
+  renderJson,
+  renderJunit,
+  renderOutcome,
+  renderSummary,
+  resultLine,
+  tallyLine,
+  writeReports,
+} from './reports/index.ts';
 export { countResults, runSuite, selectCases } from './runner.ts';
 export type { CaseResult, Outcome, RunCounts, RunOptions, RunReport } from './runner.ts';
 export { BOOTSTRAP_PLAN, prepareTarget, SetupError } from './setup.ts';

@@ -39,7 +39,8 @@ export function parseKnownFailing(text: string, source = 'known-failing'): Known
     const inline = hash < 0 ? '' : line.slice(hash + 1).trim();
     if (!PATTERN.test(pattern)) throw new KnownFailingError(`${source}:${index + 1}: "${pattern}" is not a case-id pattern`);
     const reason = inline || pendingComment.join(' ').trim();
-    if (!reason) throw new KnownFailingError(`${source}:${index + 1}: "${pattern}" needs a reason (a # comment on the line or directly above)`);
+    if (!reason)
+      throw new KnownFailingError(`${source}:${index + 1}: "${pattern}" needs a reason (a # comment on the line or directly above)`);
     entries.push({ pattern, reason, line: index + 1 });
   }
   return entries;

@@ -48,7 +48,11 @@ export function randomId(): string {
 
 /** The request body as text, with `details` and `result` spliced in verbatim. */
 export function publishBody(input: PublishInput, taskId: string): string {
-  const parts = [`"type":${JSON.stringify(input.type)}`, `"task_id":${JSON.stringify(taskId)}`, `"task_revision":${JSON.stringify(input.task_revision ?? '1')}`];
+  const parts = [
+    `"type":${JSON.stringify(input.type)}`,
+    `"task_id":${JSON.stringify(taskId)}`,
+    `"task_revision":${JSON.stringify(input.task_revision ?? '1')}`,
+  ];
   if (input.details !== undefined) parts.push(`"details":${input.details}`);
   if (input.result !== undefined) parts.push(`"result":${input.result}`);
   if (input.effect_uncertain !== undefined) parts.push(`"effect_uncertain":${input.effect_uncertain}`);
@@ -80,7 +84,12 @@ export async function publishResult(deps: PublisherDeps, input: PublishInput, lo
     if (!deps.publisherToken) throw new CheckFailure('publishing over HTTP needs credentials.publisher');
     const res = await sendHttp(
       deps.baseUrl,
-      { method: 'POST', target: `/v1/queues/${queueId}/results`, headers: { authorization: `Bearer ${deps.publisherToken}`, 'content-type': 'application/json', 'idempotency-key': key }, body },
+      {
+        method: 'POST',
+        target: `/v1/queues/${queueId}/results`,
+        headers: { authorization: `Bearer ${deps.publisherToken}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body,
+      },
       log,
     );
     const event = res.status === 201 ? extractEvent(res.json) : undefined;
@@ -93,7 +102,13 @@ export async function publishResult(deps: PublisherDeps, input: PublishInput, lo
     stdin: body,
     env: { ORBIT_CONFORMANCE_QUEUE_ID: queueId, ORBIT_CONFORMANCE_IDEMPOTENCY_KEY: key, ORBIT_CONFORMANCE_BASE_URL: deps.baseUrl },
   });
-  log?.add({ kind: 'publish', method: 'command', request: log.clean(body), response: log.clean(result.stdout), ...(result.code !== 0 ? { error: log.clean(`exit ${result.code}: ${result.stderr}`) } : {}) });
+  log?.add({
+    kind: 'publish',
+    method: 'command',
+    request: log.clean(body),
+    response: log.clean(result.stdout),
+    ...(result.code !== 0 ? { error: log.clean(`exit ${result.code}: ${result.stderr}`) } : {}),
+  });
   if (result.code !== 0) throw new CheckFailure(`setup: the publish command failed (exit ${result.code}): ${result.stderr.slice(0, 300)}`);
   let parsed: unknown;
   try {

@@ -88,7 +88,15 @@ async function runOne(c: ConformanceCase, env: RunEnvironment, known: readonly K
   } as const;
   const missing = (c.features ?? []).filter((f) => !env.config.features.includes(f));
   if (missing.length > 0) {
-    return { ...base, outcome: 'skipped', durationMs: 0, message: `feature not declared: ${missing.join(', ')}`, evidence: [], evidenceDropped: 0, cleanupNotes: [] };
+    return {
+      ...base,
+      outcome: 'skipped',
+      durationMs: 0,
+      message: `feature not declared: ${missing.join(', ')}`,
+      evidence: [],
+      evidenceDropped: 0,
+      cleanupNotes: [],
+    };
   }
   const ctx = new CaseContext(env, c, log);
   let outcome: 'passed' | 'failed' | 'skipped' = 'passed';
@@ -144,7 +152,15 @@ export function countResults(results: readonly CaseResult[]): RunCounts {
   const failed = n('failed');
   const stale = n('stale');
   const knownFailing = n('known-failing');
-  return { total: results.length, passed: n('passed'), failed: failed + stale + knownFailing, skipped: n('skipped'), knownFailing, stale, unexpected: failed + stale };
+  return {
+    total: results.length,
+    passed: n('passed'),
+    failed: failed + stale + knownFailing,
+    skipped: n('skipped'),
+    knownFailing,
+    stale,
+    unexpected: failed + stale,
+  };
 }
 
 /** Selects cases by `only` patterns, keeping the catalogue order. */
@@ -154,7 +170,10 @@ export function selectCases(cases: readonly ConformanceCase[], only: readonly st
 
 export async function runSuite(options: RunOptions): Promise<RunReport> {
   const known = options.knownFailing ?? [];
-  checkEntriesMatch(known, options.cases.map((c) => c.id));
+  checkEntriesMatch(
+    known,
+    options.cases.map((c) => c.id),
+  );
   const selected = selectCases(options.cases, options.only);
   const started = Date.now();
   const results: CaseResult[] = [];

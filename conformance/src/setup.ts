@@ -19,7 +19,9 @@ import { sendHttp } from './http.ts';
 import { runCommand, substitute } from './shell.ts';
 
 /** Which namespace, application and permissions each role gets from `bootstrap.command`. */
-export const BOOTSTRAP_PLAN: Readonly<Record<Role, { readonly otherNamespace: boolean; readonly application: string; readonly permissions: string }>> = {
+export const BOOTSTRAP_PLAN: Readonly<
+  Record<Role, { readonly otherNamespace: boolean; readonly application: string; readonly permissions: string }>
+> = {
   full: { otherNamespace: false, application: 'conformance-app', permissions: 'events:manage,events:read,events:consume' },
   sameNamespace: { otherNamespace: false, application: 'conformance-app-2', permissions: 'events:manage,events:read,events:consume' },
   readOnly: { otherNamespace: false, application: 'conformance-app', permissions: 'events:read' },
@@ -98,7 +100,10 @@ function parseBootstrap(stdout: string, role: Role): { token: string; credential
   return value;
 }
 
-export async function prepareTarget(config: SuiteConfig, options: { seed?: number; numRuns?: number; progress?: (line: string) => void } = {}): Promise<PreparedTarget> {
+export async function prepareTarget(
+  config: SuiteConfig,
+  options: { seed?: number; numRuns?: number; progress?: (line: string) => void } = {},
+): Promise<PreparedTarget> {
   const progress = options.progress ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'orbit-conformance-'));
   const vars: Record<string, string> = { tmpdir: dir };
@@ -113,11 +118,19 @@ export async function prepareTarget(config: SuiteConfig, options: { seed?: numbe
     if (config.server) {
       const command = substitute(config.server.command, vars);
       progress(`starting the server: ${command}`);
-      server = startServer(command, config.cwd, { ...config.server.env, ORBIT_CONFORMANCE_PORT: vars.port!, ORBIT_CONFORMANCE_TMPDIR: dir });
+      server = startServer(command, config.cwd, {
+        ...config.server.env,
+        ORBIT_CONFORMANCE_PORT: vars.port!,
+        ORBIT_CONFORMANCE_TMPDIR: dir,
+      });
       const deadline = Date.now() + config.server.startupTimeoutMs;
       while (!(await healthy(baseUrl))) {
-        if (server.child.exitCode !== null) throw new SetupError(`the server exited with ${server.child.exitCode} before answering GET /healthz:\n${server.output()}`);
-        if (Date.now() > deadline) throw new SetupError(`GET ${baseUrl}/healthz did not answer 200 within ${config.server.startupTimeoutMs} ms:\n${server.output()}`);
+        if (server.child.exitCode !== null)
+          throw new SetupError(`the server exited with ${server.child.exitCode} before answering GET /healthz:\n${server.output()}`);
+        if (Date.now() > deadline)
+          throw new SetupError(
+            `GET ${baseUrl}/healthz did not answer 200 within ${config.server.startupTimeoutMs} ms:\n${server.output()}`,
+          );
         await new Promise((r) => setTimeout(r, 100));
       }
     } else if (!(await healthy(baseUrl))) {
@@ -131,12 +144,24 @@ export async function prepareTarget(config: SuiteConfig, options: { seed?: numbe
         if (credentials[role]) continue;
         const plan = BOOTSTRAP_PLAN[role];
         const namespace = plan.otherNamespace ? config.bootstrap.otherNamespace : config.bootstrap.namespace;
-        const command = substitute(config.bootstrap.command, { ...vars, role, namespace, application: plan.application, permissions: plan.permissions });
+        const command = substitute(config.bootstrap.command, {
+          ...vars,
+          role,
+          namespace,
+          application: plan.application,
+          permissions: plan.permissions,
+        });
         const result = await runCommand(command, {
           cwd: config.cwd,
-          env: { ORBIT_CONFORMANCE_ROLE: role, ORBIT_CONFORMANCE_NAMESPACE: namespace, ORBIT_CONFORMANCE_APPLICATION: plan.application, ORBIT_CONFORMANCE_PERMISSIONS: plan.permissions },
+          env: {
+            ORBIT_CONFORMANCE_ROLE: role,
+            ORBIT_CONFORMANCE_NAMESPACE: namespace,
+            ORBIT_CONFORMANCE_APPLICATION: plan.application,
+            ORBIT_CONFORMANCE_PERMISSIONS: plan.permissions,
+          },
         });
-        if (result.code !== 0) throw new SetupError(`bootstrap for role ${role} failed (exit ${result.code}): ${command}\n${result.stderr}${result.stdout}`);
+        if (result.code !== 0)
+          throw new SetupError(`bootstrap for role ${role} failed (exit ${result.code}): ${command}\n${result.stderr}${result.stdout}`);
         const out = parseBootstrap(result.stdout, role);
         credentials[role] = { token: out.token, ...(out.credential_id ? { credentialId: out.credential_id } : {}) };
         const ids = Object.values(out.queue_ids ?? {});
@@ -150,7 +175,8 @@ export async function prepareTarget(config: SuiteConfig, options: { seed?: numbe
     }
     if (!credentials.full) throw new ConfigError('credentials.full is required');
     if (!queues.primary) throw new ConfigError('queues.primary is required (the bootstrap printed no queue_ids)');
-    if (config.publish.method === 'http' && !credentials.publisher) throw new ConfigError('publish.method "http" needs credentials.publisher');
+    if (config.publish.method === 'http' && !credentials.publisher)
+      throw new ConfigError('publish.method "http" needs credentials.publisher');
 
     const env: RunEnvironment = {
       config: { ...config, baseUrl, credentials, queues },

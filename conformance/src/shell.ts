@@ -22,9 +22,16 @@ export class CommandError extends Error {
 }
 
 /** Runs `command` with `stdin`; rejects when it does not finish within `timeoutMs`. */
-export function runCommand(command: string, options: { cwd: string; env?: Record<string, string>; stdin?: string; timeoutMs?: number }): Promise<CommandResult> {
+export function runCommand(
+  command: string,
+  options: { cwd: string; env?: Record<string, string>; stdin?: string; timeoutMs?: number },
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', command], { cwd: options.cwd, env: { ...process.env, ...(options.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', command], {
+      cwd: options.cwd,
+      env: { ...process.env, ...(options.env ?? {}) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));

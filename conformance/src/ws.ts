@@ -48,7 +48,13 @@ export interface OpenOptions {
 
 export type UpgradeOutcome =
   | { readonly kind: 'open'; readonly conn: EventConnection; readonly status: 101; readonly headers: IncomingMessage['headers'] }
-  | { readonly kind: 'refused'; readonly status: number; readonly headers: IncomingMessage['headers']; readonly body: string; readonly json: any };
+  | {
+      readonly kind: 'refused';
+      readonly status: number;
+      readonly headers: IncomingMessage['headers'];
+      readonly body: string;
+      readonly json: any;
+    };
 
 let connectionCounter = 0;
 
@@ -81,9 +87,16 @@ export class EventConnection {
   static open(baseUrl: string, options: OpenOptions = {}, log?: EvidenceLog): Promise<UpgradeOutcome> {
     const target = options.target ?? '/v1/events/connect';
     const url = baseUrl.replace(/^http/, 'ws') + target;
-    const headers: Record<string, string> = { ...(options.token ? { authorization: `Bearer ${options.token}` } : {}), ...(options.headers ?? {}) };
+    const headers: Record<string, string> = {
+      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
+      ...(options.headers ?? {}),
+    };
     const protocols = options.protocols ?? [PROTOCOL];
-    const ws = new WebSocket(url, [...protocols], { headers, perMessageDeflate: options.offerCompression === true, handshakeTimeout: options.timeoutMs ?? 10_000 });
+    const ws = new WebSocket(url, [...protocols], {
+      headers,
+      perMessageDeflate: options.offerCompression === true,
+      handshakeTimeout: options.timeoutMs ?? 10_000,
+    });
     const id = ++connectionCounter;
     const requestHeaders = { ...headers, ...(protocols.length ? { 'sec-websocket-protocol': protocols.join(', ') } : {}) };
     return new Promise((resolve, reject) => {
@@ -92,7 +105,14 @@ export class EventConnection {
         upgradeHeaders = res.headers;
       });
       ws.once('open', () => {
-        log?.add({ kind: 'ws-open', conn: id, target, requestHeaders: log.cleanHeaders(requestHeaders), status: 101, responseHeaders: log.cleanHeaders(upgradeHeaders) });
+        log?.add({
+          kind: 'ws-open',
+          conn: id,
+          target,
+          requestHeaders: log.cleanHeaders(requestHeaders),
+          status: 101,
+          responseHeaders: log.cleanHeaders(upgradeHeaders),
+        });
         resolve({ kind: 'open', conn: new EventConnection(ws, id, log), status: 101, headers: upgradeHeaders });
       });
       ws.once('unexpected-response', (_req, res: IncomingMessage) => {
@@ -106,7 +126,15 @@ export class EventConnection {
           } catch {
             json = undefined;
           }
-          log?.add({ kind: 'ws-open', conn: id, target, requestHeaders: log.cleanHeaders(requestHeaders), status: res.statusCode ?? 0, responseHeaders: log.cleanHeaders(res.headers), body: log.clean(body) });
+          log?.add({
+            kind: 'ws-open',
+            conn: id,
+            target,
+            requestHeaders: log.cleanHeaders(requestHeaders),
+            status: res.statusCode ?? 0,
+            responseHeaders: log.cleanHeaders(res.headers),
+            body: log.clean(body),
+          });
           ws.terminate();
           resolve({ kind: 'refused', status: res.statusCode ?? 0, headers: res.headers, body, json });
         });
@@ -197,7 +225,9 @@ export class EventConnection {
   async next(predicate: (f: ServerFrame) => boolean, timeoutMs: number, what: string): Promise<ServerFrame> {
     const frame = await this.poll(predicate, timeoutMs);
     if (frame) return frame;
-    const state = this.closed ? `the connection closed (${this.closed.code} ${this.closed.reason})` : `nothing matched within ${timeoutMs} ms`;
+    const state = this.closed
+      ? `the connection closed (${this.closed.code} ${this.closed.reason})`
+      : `nothing matched within ${timeoutMs} ms`;
     throw new CheckFailure(`expected ${what}, but ${state}; unread frames: ${this.unread.map((f) => f.$text).join(' ') || 'none'}`);
   }
 
@@ -237,10 +267,13 @@ export class EventConnection {
   /** Sends events.ping every `intervalMs` while bound and open, as a well-behaved client does. */
   startHeartbeat(intervalMs: number): void {
     this.stopHeartbeat();
-    this.heartbeat = setInterval(() => {
-      if (this.closed || this.sessionId === null || this.ws.readyState !== WebSocket.OPEN) return this.stopHeartbeat();
-      this.send('events.ping', {});
-    }, Math.max(50, intervalMs));
+    this.heartbeat = setInterval(
+      () => {
+        if (this.closed || this.sessionId === null || this.ws.readyState !== WebSocket.OPEN) return this.stopHeartbeat();
+        this.send('events.ping', {});
+      },
+      Math.max(50, intervalMs),
+    );
     this.heartbeat.unref();
   }
 

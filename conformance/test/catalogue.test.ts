@@ -33,13 +33,25 @@ describe('the case catalogue', () => {
       expect(c.id.startsWith(`${c.area}.`)).toBe(true);
       expect(c.title.startsWith(`${c.level} `)).toBe(true);
     }
-    for (const area of AREAS) expect(ALL_CASES.some((c) => c.area === area), area).toBe(true);
+    for (const area of AREAS)
+      expect(
+        ALL_CASES.some((c) => c.area === area),
+        area,
+      ).toBe(true);
   });
 
   it('has property cases for the codec rules and invalid frames', () => {
     const properties = ALL_CASES.filter((c) => c.kind === 'property').map((c) => c.id);
     expect(properties).toEqual(
-      expect.arrayContaining(['json.prop-duplicate-keys', 'json.prop-unknown-fields', 'json.prop-uint64-noncanonical', 'envelope.prop-bad-query', 'session.prop-invalid-frames', 'ack.prop-noncanonical-secret', 'ack.prop-noncanonical-epoch']),
+      expect.arrayContaining([
+        'json.prop-duplicate-keys',
+        'json.prop-unknown-fields',
+        'json.prop-uint64-noncanonical',
+        'envelope.prop-bad-query',
+        'session.prop-invalid-frames',
+        'ack.prop-noncanonical-secret',
+        'ack.prop-noncanonical-epoch',
+      ]),
     );
   });
 });

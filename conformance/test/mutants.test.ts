@@ -36,7 +36,8 @@ function canonicalSecret(value: unknown): unknown {
 /** Accepts "01", "+1", "1.0", 1 and friends as the canonical decimal string. */
 function canonicalUint(value: unknown): unknown {
   if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return String(value);
-  if (typeof value === 'string' && /^\s*\+?0*[0-9]+(\.0*)?\s*$/.test(value)) return BigInt(value.trim().replace(/^\+/, '').replace(/\.0*$/, '')).toString();
+  if (typeof value === 'string' && /^\s*\+?0*[0-9]+(\.0*)?\s*$/.test(value))
+    return BigInt(value.trim().replace(/^\+/, '').replace(/\.0*$/, '')).toString();
   return value;
 }
 
@@ -72,10 +73,17 @@ const MUTANTS: readonly Mutant[] = [
     breaks: 'strict JSON: bodies pass through JSON.parse/JSON.stringify, so duplicates vanish and numbers are rewritten',
     mutations: {
       request(req) {
-        if (req.body.byteLength > 0 && String(req.headers['content-type'] ?? '').includes('json')) req.body = rewriteJsonBody(req.body, () => {});
+        if (req.body.byteLength > 0 && String(req.headers['content-type'] ?? '').includes('json'))
+          req.body = rewriteJsonBody(req.body, () => {});
       },
     },
-    mustFail: ['json.duplicate-key-rejected', 'json.escaped-duplicate-key-rejected', 'json.nested-duplicate-key-rejected', 'json.prop-duplicate-keys', 'json.result-bytes-preserved'],
+    mustFail: [
+      'json.duplicate-key-rejected',
+      'json.escaped-duplicate-key-rejected',
+      'json.nested-duplicate-key-rejected',
+      'json.prop-duplicate-keys',
+      'json.result-bytes-preserved',
+    ],
     control: ['json.unknown-field-rejected'],
   },
   {
@@ -98,14 +106,25 @@ const MUTANTS: readonly Mutant[] = [
     mutations: {
       request(req) {
         const url = new URL(req.target, 'http://x');
-        const allowed = url.pathname === '/v1/subscriptions' && req.method === 'GET' ? ['queue_id', 'limit', 'cursor'] : url.pathname.endsWith('/deliveries') ? ['limit', 'cursor', 'state'] : [];
+        const allowed =
+          url.pathname === '/v1/subscriptions' && req.method === 'GET'
+            ? ['queue_id', 'limit', 'cursor']
+            : url.pathname.endsWith('/deliveries')
+              ? ['limit', 'cursor', 'state']
+              : [];
         const kept = new URLSearchParams();
         for (const [k, v] of url.searchParams) if (allowed.includes(k) && !kept.has(k)) kept.set(k, v);
         const query = kept.toString();
         req.target = url.pathname + (query ? `?${query}` : '');
       },
     },
-    mustFail: ['envelope.unknown-query-rejected', 'envelope.repeated-query-rejected', 'envelope.query-on-write-rejected', 'envelope.prop-bad-query', 'upgrade.url-parameters-rejected'],
+    mustFail: [
+      'envelope.unknown-query-rejected',
+      'envelope.repeated-query-rejected',
+      'envelope.query-on-write-rejected',
+      'envelope.prop-bad-query',
+      'upgrade.url-parameters-rejected',
+    ],
     control: ['subscriptions.list-order-and-pages'],
   },
   {
@@ -143,7 +162,13 @@ const MUTANTS: readonly Mutant[] = [
           message_id: randomId(),
           reply_to: f.reply_to,
           session_id: f.session_id,
-          body: { delivery_id: ack.delivery_id, event_id: eventId, epoch: ack.epoch, acknowledged_at: new Date().toISOString(), deduplicated: false },
+          body: {
+            delivery_id: ack.delivery_id,
+            event_id: eventId,
+            epoch: ack.epoch,
+            acknowledged_at: new Date().toISOString(),
+            deduplicated: false,
+          },
         });
       },
     },
@@ -220,10 +245,15 @@ describe('the suite against deliberately broken servers', () => {
 
   for (const mutant of MUTANTS) {
     it(`catches ${mutant.name} (${mutant.breaks})`, async () => {
-      const report = await runSuite({ cases: ALL_CASES, env: target.env(await through(mutant.mutations)), only: [...mutant.mustFail, ...mutant.control] });
+      const report = await runSuite({
+        cases: ALL_CASES,
+        env: target.env(await through(mutant.mutations)),
+        only: [...mutant.mustFail, ...mutant.control],
+      });
       const got = outcomes(report);
       for (const id of mutant.mustFail) expect(got[id], `${id} must fail against ${mutant.name}`).toBe('failed');
-      for (const id of mutant.control) expect(got[id], `${id} must still pass against ${mutant.name}: ${describeFailures(report)}`).toBe('passed');
+      for (const id of mutant.control)
+        expect(got[id], `${id} must still pass against ${mutant.name}: ${describeFailures(report)}`).toBe('passed');
       expect(report.ok).toBe(false);
     });
   }
@@ -245,12 +275,24 @@ describe('the suite against deliberately broken servers', () => {
 
   it('ratchets known failures: a listed failure is expected, a listed pass is stale and fails the run', async () => {
     const url = await through(MUTANTS[0]!.mutations);
-    const knownFailing = parseKnownFailing('# the proxy strips Cache-Control\nenvelope.cache-control-no-store\nenvelope.healthz   # listed although it passes\n');
-    const report = await runSuite({ cases: ALL_CASES, env: target.env(url), only: ['envelope.cache-control-no-store', 'envelope.healthz'], knownFailing });
+    const knownFailing = parseKnownFailing(
+      '# the proxy strips Cache-Control\nenvelope.cache-control-no-store\nenvelope.healthz   # listed although it passes\n',
+    );
+    const report = await runSuite({
+      cases: ALL_CASES,
+      env: target.env(url),
+      only: ['envelope.cache-control-no-store', 'envelope.healthz'],
+      knownFailing,
+    });
     expect(outcomes(report)).toEqual({ 'envelope.cache-control-no-store': 'known-failing', 'envelope.healthz': 'stale' });
     expect(report.counts).toMatchObject({ passed: 0, failed: 2, knownFailing: 1, stale: 1, unexpected: 1 });
     expect(report.ok).toBe(false);
-    const onlyKnown = await runSuite({ cases: ALL_CASES, env: target.env(url), only: ['envelope.cache-control-no-store'], knownFailing: knownFailing.slice(0, 1) });
+    const onlyKnown = await runSuite({
+      cases: ALL_CASES,
+      env: target.env(url),
+      only: ['envelope.cache-control-no-store'],
+      knownFailing: knownFailing.slice(0, 1),
+    });
     expect(onlyKnown.ok).toBe(true);
   });
 
@@ -261,7 +303,11 @@ describe('the suite against deliberately broken servers', () => {
     // Asynchronous: the server under test runs in this process.
     const cli = (args: string[]) =>
       new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(process.execPath, [join(REPO, 'conformance/bin/orbit-conformance.mjs'), '--config', join(dir, 'conformance.yaml'), ...args], { cwd: REPO });
+        const child = spawn(
+          process.execPath,
+          [join(REPO, 'conformance/bin/orbit-conformance.mjs'), '--config', join(dir, 'conformance.yaml'), ...args],
+          { cwd: REPO },
+        );
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -269,14 +315,26 @@ describe('the suite against deliberately broken servers', () => {
         child.on('close', (status) => resolve({ status, stdout, stderr }));
       });
 
-    const ok = await cli(['--only', 'envelope.c*,envelope.r*,upgrade.protocol-required', '--report-dir', join(dir, 'reports'), '--seed', '7']);
+    const ok = await cli([
+      '--only',
+      'envelope.c*,envelope.r*,upgrade.protocol-required',
+      '--report-dir',
+      join(dir, 'reports'),
+      '--seed',
+      '7',
+    ]);
     expect(ok.status, ok.stdout + ok.stderr).toBe(0);
     const lines = ok.stdout.trimEnd().split('\n');
     expect(lines.at(-1)).toMatch(/^\d+ passed, 0 failed$/);
     const report = JSON.parse(readFileSync(join(dir, 'reports/report.json'), 'utf8')) as RunReport;
     expect(report.seed).toBe(7);
     expect(report.results.map((r) => r.id)).toContain('upgrade.protocol-required');
-    expect(report.results[0]).toMatchObject({ clause: expect.any(Object), outcome: 'passed', durationMs: expect.any(Number), evidence: expect.any(Array) });
+    expect(report.results[0]).toMatchObject({
+      clause: expect.any(Object),
+      outcome: 'passed',
+      durationMs: expect.any(Number),
+      evidence: expect.any(Array),
+    });
     expect(readFileSync(join(dir, 'reports/junit.xml'), 'utf8')).toMatch(/<testsuites name="orbit-conformance" tests="\d+" failures="0"/);
     expect(readFileSync(join(dir, 'reports/report.html'), 'utf8')).toContain('<h1>Orbit conformance</h1>');
     expect(readFileSync(join(dir, 'reports/summary.txt'), 'utf8').trimEnd().split('\n').at(-1)).toBe(lines.at(-1));
@@ -294,7 +352,14 @@ describe('the suite against deliberately broken servers', () => {
     expect(usage.status).toBe(2);
 
     // Results published by a shell command (the example publisher) instead of the HTTP seam.
-    const byCommand = { ...target.rawConfig, publish: { method: 'command', command: `npx tsx conformance/examples/publish-with-orbit-cli.ts --database '${target.server.database.url}'` }, cwd: REPO };
+    const byCommand = {
+      ...target.rawConfig,
+      publish: {
+        method: 'command',
+        command: `npx tsx conformance/examples/publish-with-orbit-cli.ts --database '${target.server.database.url}'`,
+      },
+      cwd: REPO,
+    };
     writeFileSync(join(dir, 'conformance.yaml'), toYaml(byCommand));
     const published = await cli(['--only', 'json.result-bytes-preserved,ack.deliver-shape']);
     expect(published.status, published.stdout + published.stderr).toBe(0);

@@ -41,7 +41,17 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = ['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'content-length', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol'];
+const HOP_BY_HOP = [
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'sec-websocket-key',
+  'sec-websocket-version',
+  'sec-websocket-extensions',
+  'sec-websocket-protocol',
+];
 
 function forwardHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -74,7 +84,17 @@ export async function startProxy(targetUrl: string, mutations: Mutations = {}): 
     const proxied: ProxiedRequest = { method: req.method ?? 'GET', target: req.url ?? '/', headers: { ...req.headers }, body };
     mutations.request?.(proxied);
     const upstream = request(
-      { hostname: target.hostname, port: target.port, method: proxied.method, path: proxied.target, headers: { ...forwardHeaders(proxied.headers), ...(proxied.body.byteLength || proxied.method !== 'GET' ? { 'content-length': String(proxied.body.byteLength) } : {}) }, agent: false },
+      {
+        hostname: target.hostname,
+        port: target.port,
+        method: proxied.method,
+        path: proxied.target,
+        headers: {
+          ...forwardHeaders(proxied.headers),
+          ...(proxied.body.byteLength || proxied.method !== 'GET' ? { 'content-length': String(proxied.body.byteLength) } : {}),
+        },
+        agent: false,
+      },
       async (up) => {
         const response: ProxiedResponse = { status: up.statusCode ?? 502, headers: { ...up.headers }, body: await readAll(up) };
         mutations.response?.(response, proxied);
@@ -89,7 +109,13 @@ export async function startProxy(targetUrl: string, mutations: Mutations = {}): 
     upstream.end(proxied.body);
   });
 
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 4 * 1024 * 1024, handleProtocols: (offered, req) => ((req as IncomingMessage & { selected?: string }).selected ?? (offered.values().next().value as string | undefined) ?? false) });
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: 4 * 1024 * 1024,
+    handleProtocols: (offered, req) =>
+      (req as IncomingMessage & { selected?: string }).selected ?? (offered.values().next().value as string | undefined) ?? false,
+  });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

@@ -23,7 +23,15 @@ export const SERVER_ENV: Record<string, string> = {
 
 /** The same settings as the suite's `timing`, `limits` and `features`. */
 export const SUITE_SETTINGS = {
-  timing: { leaseDurationMs: 1000, heartbeatIntervalMs: 400, idleTimeoutMs: 1500, helloTimeoutMs: 1000, writeTimeoutMs: 2000, requestTimeoutMs: 1500, quietMs: 400 },
+  timing: {
+    leaseDurationMs: 1000,
+    heartbeatIntervalMs: 400,
+    idleTimeoutMs: 1500,
+    helloTimeoutMs: 1000,
+    writeTimeoutMs: 2000,
+    requestTimeoutMs: 1500,
+    quietMs: 400,
+  },
   limits: { maxConnections: 12 },
   features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history'],
 };
@@ -64,7 +72,9 @@ export async function startTarget(kind: StoreKind, options: { retention?: boolea
   }
   const rawConfig: Record<string, unknown> = { baseUrl: server.url, credentials, queues, publish: { method: 'http' }, ...SUITE_SETTINGS };
   if (options.retention) {
-    rawConfig.retention = { command: `node server/bin/orbit.mjs prune --before-sequence {before_sequence} --database '${server.database.url}'` };
+    rawConfig.retention = {
+      command: `node server/bin/orbit.mjs prune --before-sequence {before_sequence} --database '${server.database.url}'`,
+    };
     rawConfig.features = [...SUITE_SETTINGS.features, 'retention'];
     rawConfig.cwd = REPO;
   }

@@ -98,24 +98,115 @@ function integer(name: string, key: Key, fallback: number, min: number, max: num
 /** The numeric settings: name, default (the seed's values where it has one) and range. */
 export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
   integer('lease_duration_ms', 'leaseDurationMs', 30_000, 100, 3_600_000, 'Lease of one delivery (seed §6: 30 s).'),
-  integer('heartbeat_interval_ms', 'heartbeatIntervalMs', 15_000, 100, 3_600_000, 'Ping interval advertised in `events.welcome` (seed §7: 15 s).'),
-  integer('idle_timeout_ms', 'idleTimeoutMs', 60_000, 100, 3_600_000, 'An event connection without a valid client frame for this long is closed (seed §7: 60 s).'),
+  integer(
+    'heartbeat_interval_ms',
+    'heartbeatIntervalMs',
+    15_000,
+    100,
+    3_600_000,
+    'Ping interval advertised in `events.welcome` (seed §7: 15 s).',
+  ),
+  integer(
+    'idle_timeout_ms',
+    'idleTimeoutMs',
+    60_000,
+    100,
+    3_600_000,
+    'An event connection without a valid client frame for this long is closed (seed §7: 60 s).',
+  ),
   integer('hello_timeout_ms', 'helloTimeoutMs', 5_000, 100, 600_000, 'Time to send `events.hello` after the upgrade (seed §5: 5 s).'),
-  integer('write_timeout_ms', 'writeTimeoutMs', 5_000, 100, 600_000, 'A frame not written within this time ends the connection (seed §7: 5 s).'),
-  integer('max_connections', 'maxConnections', 128, 1, 100_000, 'Event connections per node (seed §5: 128); beyond it the upgrade gets 429 CAPACITY_EXCEEDED.'),
-  integer('request_timeout_ms', 'requestTimeoutMs', 8_000, 100, 600_000, 'Server-side limit of one management request (seed §1: 8 s), then 503 UNAVAILABLE.'),
+  integer(
+    'write_timeout_ms',
+    'writeTimeoutMs',
+    5_000,
+    100,
+    600_000,
+    'A frame not written within this time ends the connection (seed §7: 5 s).',
+  ),
+  integer(
+    'max_connections',
+    'maxConnections',
+    128,
+    1,
+    100_000,
+    'Event connections per node (seed §5: 128); beyond it the upgrade gets 429 CAPACITY_EXCEEDED.',
+  ),
+  integer(
+    'request_timeout_ms',
+    'requestTimeoutMs',
+    8_000,
+    100,
+    600_000,
+    'Server-side limit of one management request (seed §1: 8 s), then 503 UNAVAILABLE.',
+  ),
   integer('poll_interval_ms', 'pollIntervalMs', 250, 10, 60_000, 'How often a node looks for results appended by other nodes.'),
-  integer('redelivery_backoff_ms', 'redeliveryBackoffMs', 0, 0, 3_600_000, 'Delay before a recovered delivery is offered again: `backoff · 2^(attempts-1)`; 0 = at once.'),
+  integer(
+    'redelivery_backoff_ms',
+    'redeliveryBackoffMs',
+    0,
+    0,
+    3_600_000,
+    'Delay before a recovered delivery is offered again: `backoff · 2^(attempts-1)`; 0 = at once.',
+  ),
   integer('redelivery_backoff_max_ms', 'redeliveryBackoffMaxMs', 60_000, 0, 86_400_000, 'Cap of the redelivery delay.'),
-  integer('sweep_interval_ms', 'sweepIntervalMs', 1_000, 10, 3_600_000, 'Background sweep: expired leases go back to PENDING (or EXPIRED) within this interval, consumed or not.'),
-  integer('sweep_batch_size', 'sweepBatchSize', 256, 1, 10_000, 'Expired leases recovered per sweep batch (a full batch runs the next one at once).'),
-  integer('retention_max_age_ms', 'retentionMaxAgeMs', 0, 0, 3_153_600_000_000, 'Periodic retention: prune results older than this; 0 = off.'),
-  integer('retention_max_results', 'retentionMaxResults', 0, 0, 1_000_000_000_000, 'Periodic retention: keep at most this many newest results; 0 = off.'),
-  integer('retention_interval_ms', 'retentionIntervalMs', 60_000, 100, 86_400_000, 'How often periodic retention runs (when a limit is set).'),
+  integer(
+    'sweep_interval_ms',
+    'sweepIntervalMs',
+    1_000,
+    10,
+    3_600_000,
+    'Background sweep: expired leases go back to PENDING (or EXPIRED) within this interval, consumed or not.',
+  ),
+  integer(
+    'sweep_batch_size',
+    'sweepBatchSize',
+    256,
+    1,
+    10_000,
+    'Expired leases recovered per sweep batch (a full batch runs the next one at once).',
+  ),
+  integer(
+    'retention_max_age_ms',
+    'retentionMaxAgeMs',
+    0,
+    0,
+    3_153_600_000_000,
+    'Periodic retention: prune results older than this; 0 = off.',
+  ),
+  integer(
+    'retention_max_results',
+    'retentionMaxResults',
+    0,
+    0,
+    1_000_000_000_000,
+    'Periodic retention: keep at most this many newest results; 0 = off.',
+  ),
+  integer(
+    'retention_interval_ms',
+    'retentionIntervalMs',
+    60_000,
+    100,
+    86_400_000,
+    'How often periodic retention runs (when a limit is set).',
+  ),
   integer('retention_batch_size', 'retentionBatchSize', 1_000, 1, 100_000, 'Results deleted per retention transaction.'),
   integer('database_pool_size', 'databasePoolSize', 16, 1, 1_000, 'MySQL connections per node (SQLite: one writer, one reader).'),
-  integer('shutdown_timeout_ms', 'shutdownTimeoutMs', 10_000, 100, 600_000, 'SIGTERM/SIGINT: graceful shutdown must finish within this time, else the process exits with 1.'),
-  integer('metrics_backlog_limit', 'metricsBacklogLimit', 1_000, 0, 100_000, 'Subscriptions the per-subscription backlog metrics report at most (in subscription id order); 0 = none.'),
+  integer(
+    'shutdown_timeout_ms',
+    'shutdownTimeoutMs',
+    10_000,
+    100,
+    600_000,
+    'SIGTERM/SIGINT: graceful shutdown must finish within this time, else the process exits with 1.',
+  ),
+  integer(
+    'metrics_backlog_limit',
+    'metricsBacklogLimit',
+    1_000,
+    0,
+    100_000,
+    'Subscriptions the per-subscription backlog metrics report at most (in subscription id order); 0 = none.',
+  ),
 ];
 
 /** A setting that is not a plain integer. `parse` gets the raw text (or file value) and may throw a message. */
@@ -136,21 +227,67 @@ function other(name: string, fields: Omit<OtherSetting, 'name' | 'env' | 'flag'>
 }
 
 export const OTHER_SETTINGS: readonly OtherSetting[] = [
-  other('listen', { fallbackText: '`127.0.0.1:8080`', range: '`HOST:PORT` (`[v6]:PORT`); port 0 picks a free port', description: 'The HTTP/WebSocket listener.' }),
-  other('database_url', { flag: 'database', fallbackText: '`sqlite:./orbit.db`', range: '`sqlite:PATH` or `mysql://user:pass@host:port/db`', description: 'The store; migrations are applied at start.' }),
-  other('allowed_origins', { fallbackText: '(none)', range: 'comma-separated `scheme://host[:port]`', description: 'Origins allowed to open event connections besides same-origin and no Origin.' }),
-  other('log_level', { fallbackText: '`info`', range: '`trace`, `debug`, `info`, `warn`, `error`, `fatal`, `silent`', description: 'Log level.' }),
-  other('log_format', { fallbackText: '`json` (`orbit dev`: `pretty`)', range: '`json`, `pretty`', description: 'JSON lines (pino) or one readable line per entry.' }),
-  other('metrics', { fallbackText: '`off`', range: '`off`, `open`, `token`', description: '`GET /metrics`: not served, served to anyone, or only with `Authorization: Bearer <metrics_token>`.' }),
-  other('metrics_token', { fallbackText: '(none)', range: '16–256 visible ASCII characters', description: 'The bearer token `/metrics` requires when `metrics` is `token`.', secret: true }),
-  other('metrics_listen', { fallbackText: '(main listener)', range: '`HOST:PORT`', description: 'Serve `/metrics` on this separate listener only (requires `metrics` `open` or `token`).' }),
-  other('tls_cert', { fallbackText: '(none: plain HTTP)', range: 'path of a PEM certificate chain', description: 'With `tls_key`: serve HTTPS and WSS directly.' }),
+  other('listen', {
+    fallbackText: '`127.0.0.1:8080`',
+    range: '`HOST:PORT` (`[v6]:PORT`); port 0 picks a free port',
+    description: 'The HTTP/WebSocket listener.',
+  }),
+  other('database_url', {
+    flag: 'database',
+    fallbackText: '`sqlite:./orbit.db`',
+    range: '`sqlite:PATH` or `mysql://user:pass@host:port/db`',
+    description: 'The store; migrations are applied at start.',
+  }),
+  other('allowed_origins', {
+    fallbackText: '(none)',
+    range: 'comma-separated `scheme://host[:port]`',
+    description: 'Origins allowed to open event connections besides same-origin and no Origin.',
+  }),
+  other('log_level', {
+    fallbackText: '`info`',
+    range: '`trace`, `debug`, `info`, `warn`, `error`, `fatal`, `silent`',
+    description: 'Log level.',
+  }),
+  other('log_format', {
+    fallbackText: '`json` (`orbit dev`: `pretty`)',
+    range: '`json`, `pretty`',
+    description: 'JSON lines (pino) or one readable line per entry.',
+  }),
+  other('metrics', {
+    fallbackText: '`off`',
+    range: '`off`, `open`, `token`',
+    description: '`GET /metrics`: not served, served to anyone, or only with `Authorization: Bearer <metrics_token>`.',
+  }),
+  other('metrics_token', {
+    fallbackText: '(none)',
+    range: '16–256 visible ASCII characters',
+    description: 'The bearer token `/metrics` requires when `metrics` is `token`.',
+    secret: true,
+  }),
+  other('metrics_listen', {
+    fallbackText: '(main listener)',
+    range: '`HOST:PORT`',
+    description: 'Serve `/metrics` on this separate listener only (requires `metrics` `open` or `token`).',
+  }),
+  other('tls_cert', {
+    fallbackText: '(none: plain HTTP)',
+    range: 'path of a PEM certificate chain',
+    description: 'With `tls_key`: serve HTTPS and WSS directly.',
+  }),
   other('tls_key', { fallbackText: '(none)', range: 'path of a PEM private key', description: 'The key of `tls_cert`.' }),
-  other('config', { fallbackText: '(none)', range: 'path of a JSON (`.json`) or YAML file', description: 'A config file whose keys are the setting names of this table (except `config`).' }),
+  other('config', {
+    fallbackText: '(none)',
+    range: 'path of a JSON (`.json`) or YAML file',
+    description: 'A config file whose keys are the setting names of this table (except `config`).',
+  }),
 ];
 
 /** Every setting name, in table order. */
-export const SETTING_NAMES: readonly string[] = [...OTHER_SETTINGS.slice(0, 3).map((s) => s.name), ...INTEGER_SETTINGS.map((s) => s.name), ...OTHER_SETTINGS.slice(3).map((s) => s.name)];
+export const SETTING_NAMES: readonly string[] = [
+  ...OTHER_SETTINGS.slice(0, 3).map((s) => s.name),
+  ...INTEGER_SETTINGS.map((s) => s.name),
+  ...OTHER_SETTINGS.slice(3).map((s) => s.name),
+];
 
 const BY_NAME = new Map<string, IntegerSetting | OtherSetting>([...INTEGER_SETTINGS, ...OTHER_SETTINGS].map((s) => [s.name, s]));
 
@@ -194,7 +331,8 @@ function fileRaw(file: SettingsInput['file']): Map<string, Raw> {
   if (!file) return out;
   for (const [key, value] of Object.entries(file.values)) {
     const label = `${key} in ${file.path}`;
-    if (!BY_NAME.has(key) || key === 'config') throw new SettingsError(`unknown setting "${key}" in ${file.path}; known: ${SETTING_NAMES.filter((n) => n !== 'config').join(', ')}`);
+    if (!BY_NAME.has(key) || key === 'config')
+      throw new SettingsError(`unknown setting "${key}" in ${file.path}; known: ${SETTING_NAMES.filter((n) => n !== 'config').join(', ')}`);
     if (value === null || value === undefined) continue;
     const text = fileText(value);
     if (text === null) throw new SettingsError(`${label} must be a string or a number, got ${JSON.stringify(value)}`);
@@ -254,7 +392,8 @@ export function resolveWithSources(input: SettingsInput = {}): Resolved {
 
   const dbRaw = text('database_url');
   const databaseUrl = dbRaw?.text ?? 'sqlite:./orbit.db';
-  if (!/^(sqlite:.+|mysql:\/\/.+)$/.test(databaseUrl)) throw new SettingsError(`${dbRaw!.label} must be sqlite:PATH or mysql://user:pass@host:port/db`);
+  if (!/^(sqlite:.+|mysql:\/\/.+)$/.test(databaseUrl))
+    throw new SettingsError(`${dbRaw!.label} must be sqlite:PATH or mysql://user:pass@host:port/db`);
 
   const originsRaw = text('allowed_origins');
   const allowedOrigins = (originsRaw?.text ?? '')
@@ -262,14 +401,16 @@ export function resolveWithSources(input: SettingsInput = {}): Resolved {
     .map((o) => o.trim())
     .filter(Boolean);
   for (const origin of allowedOrigins) {
-    if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new SettingsError(`${originsRaw!.label} entries must be scheme://host[:port], got "${origin}"`);
+    if (!/^https?:\/\/[^/\s]+$/.test(origin))
+      throw new SettingsError(`${originsRaw!.label} entries must be scheme://host[:port], got "${origin}"`);
   }
 
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
     const raw = text(name);
     if (!raw) return fallback;
     const value = raw.text.trim();
-    if (!(allowed as readonly string[]).includes(value)) throw new SettingsError(`${raw.label} must be one of ${allowed.join(', ')}, got "${raw.text}"`);
+    if (!(allowed as readonly string[]).includes(value))
+      throw new SettingsError(`${raw.label} must be one of ${allowed.join(', ')}, got "${raw.text}"`);
     return value as T;
   };
   const logLevel = oneOf<LogLevel>('log_level', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info');
@@ -278,18 +419,25 @@ export function resolveWithSources(input: SettingsInput = {}): Resolved {
 
   const tokenRaw = text('metrics_token');
   const metricsToken = tokenRaw?.text ?? null;
-  if (tokenRaw && !/^[\x21-\x7E]{16,256}$/.test(tokenRaw.text)) throw new SettingsError(`${tokenRaw.label} must be 16–256 visible ASCII characters`);
-  if (metrics === 'token' && metricsToken === null) throw new SettingsError('metrics is "token" but no metrics_token is set (ORBIT_METRICS_TOKEN, --metrics-token or metrics_token in the config file)');
+  if (tokenRaw && !/^[\x21-\x7E]{16,256}$/.test(tokenRaw.text))
+    throw new SettingsError(`${tokenRaw.label} must be 16–256 visible ASCII characters`);
+  if (metrics === 'token' && metricsToken === null)
+    throw new SettingsError(
+      'metrics is "token" but no metrics_token is set (ORBIT_METRICS_TOKEN, --metrics-token or metrics_token in the config file)',
+    );
 
   const metricsListenRaw = text('metrics_listen');
   const metricsListen = metricsListenRaw ? parseListen(metricsListenRaw.text, metricsListenRaw.label) : null;
-  if (metricsListen && metrics === 'off') throw new SettingsError(`${metricsListenRaw!.label} is set but metrics is "off"; set ORBIT_METRICS to open or token`);
+  if (metricsListen && metrics === 'off')
+    throw new SettingsError(`${metricsListenRaw!.label} is set but metrics is "off"; set ORBIT_METRICS to open or token`);
 
   const certRaw = text('tls_cert');
   const keyRaw = text('tls_key');
   text('config');
   if ((certRaw === undefined) !== (keyRaw === undefined)) {
-    throw new SettingsError(`${(certRaw ?? keyRaw)!.label} is set without ${certRaw ? 'tls_key (ORBIT_TLS_KEY, --tls-key)' : 'tls_cert (ORBIT_TLS_CERT, --tls-cert)'}; set both or neither`);
+    throw new SettingsError(
+      `${(certRaw ?? keyRaw)!.label} is set without ${certRaw ? 'tls_key (ORBIT_TLS_KEY, --tls-key)' : 'tls_cert (ORBIT_TLS_CERT, --tls-cert)'}; set both or neither`,
+    );
   }
   const tls = certRaw && keyRaw ? loadTls(certRaw, keyRaw) : null;
 
@@ -322,7 +470,9 @@ function loadTls(certRaw: Raw, keyRaw: Raw): TlsFiles {
   try {
     createSecureContext({ cert, key });
   } catch (error) {
-    throw new SettingsError(`${certRaw.label} / ${keyRaw.label}: not a usable PEM certificate and matching key: ${(error as Error).message}`);
+    throw new SettingsError(
+      `${certRaw.label} / ${keyRaw.label}: not a usable PEM certificate and matching key: ${(error as Error).message}`,
+    );
   }
   return { certFile: certRaw.text, keyFile: keyRaw.text, cert, key };
 }
@@ -359,7 +509,14 @@ export function settingsRows(): { name: string; flag: string; env: string; fallb
   return SETTING_NAMES.map((name) => {
     const s = BY_NAME.get(name)!;
     if ('min' in s) {
-      return { name, flag: `--${s.flag}`, env: s.env, fallback: `\`${s.fallback}\``, range: `${s.min}–${s.max}`, description: s.description };
+      return {
+        name,
+        flag: `--${s.flag}`,
+        env: s.env,
+        fallback: `\`${s.fallback}\``,
+        range: `${s.min}–${s.max}`,
+        description: s.description,
+      };
     }
     return { name, flag: `--${s.flag}`, env: s.env, fallback: s.fallbackText, range: s.range, description: s.description };
   });
@@ -367,7 +524,8 @@ export function settingsRows(): { name: string; flag: string; env: string; fallb
 
 export function settingsMarkdown(): string {
   const lines = ['| setting (config file key) | flag | environment | default | range | meaning |', '| --- | --- | --- | --- | --- | --- |'];
-  for (const r of settingsRows()) lines.push(`| \`${r.name}\` | \`${r.flag}\` | \`${r.env}\` | ${r.fallback} | ${r.range} | ${r.description} |`);
+  for (const r of settingsRows())
+    lines.push(`| \`${r.name}\` | \`${r.flag}\` | \`${r.env}\` | ${r.fallback} | ${r.range} | ${r.description} |`);
   return lines.join('\n');
 }
 
@@ -391,4 +549,3 @@ export function describeSettings(resolved: Resolved): Record<string, { value: un
   for (const name of SETTING_NAMES) if (name !== 'config') out[name] = { value: values[name], source: resolved.sources[name] ?? 'default' };
   return out;
 }
-

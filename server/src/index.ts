@@ -4,7 +4,16 @@
  * or run it with `startServer` (what `orbit serve` does).
  */
 export { createOrbit, startServer, type Orbit, type OrbitOptions, type RunningServer } from './server.ts';
-export { loadSettings, resolveSettings, readConfigFile, settingsMarkdown, INTEGER_SETTINGS, OTHER_SETTINGS, SettingsError, type Settings } from './config.ts';
+export {
+  loadSettings,
+  resolveSettings,
+  readConfigFile,
+  settingsMarkdown,
+  INTEGER_SETTINGS,
+  OTHER_SETTINGS,
+  SettingsError,
+  type Settings,
+} from './config.ts';
 export { OrbitMetrics, METRICS } from './ops/metrics.ts';
 export { createLogger, type Log } from './ops/log.ts';
 export { Store, type Principal, type ResultInput } from './store/store.ts';

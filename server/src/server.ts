@@ -44,22 +44,34 @@ export function createOrbit(options: OrbitOptions): Orbit {
   const log: Log = options.log ?? (() => {});
   const metrics = new OrbitMetrics(store, { leaseDurationMs: settings.leaseDurationMs, backlogLimit: settings.metricsBacklogLimit });
   const gateway = new EventGateway(store, settings, log, metrics);
-  metrics.bindEngine({ connections: () => gateway.connectionCount, sessions: () => gateway.sessionCount, claimPoolDepth: () => gateway.claimPoolDepth });
+  metrics.bindEngine({
+    connections: () => gateway.connectionCount,
+    sessions: () => gateway.sessionCount,
+    claimPoolDepth: () => gateway.claimPoolDepth,
+  });
   let draining = false;
 
   const endpoint: MetricsEndpoint | null =
-    settings.metrics === 'off' ? null : { token: settings.metrics === 'token' ? settings.metricsToken : null, exposition: () => metrics.exposition() };
+    settings.metrics === 'off'
+      ? null
+      : { token: settings.metrics === 'token' ? settings.metricsToken : null, exposition: () => metrics.exposition() };
   const http = {
     log,
-    onError: (error: unknown, requestId: string) => log('error', 'request failed', { request_id: requestId, error: String((error as Error)?.stack ?? error) }),
+    onError: (error: unknown, requestId: string) =>
+      log('error', 'request failed', { request_id: requestId, error: String((error as Error)?.stack ?? error) }),
     observe: (method: string, route: string, code: number, seconds: number) => metrics.httpRequest(method, route, code, seconds),
   };
-  const app = createHttpApp(store, { requestTimeoutMs: settings.requestTimeoutMs }, {
-    ...http,
-    readiness: async () => (draining ? { ready: false, reason: 'the server is shutting down' } : store.readiness()),
-    metrics: settings.metricsListen ? null : endpoint,
-  });
-  const metricsApp = settings.metricsListen && endpoint ? createMetricsApp({ requestTimeoutMs: settings.requestTimeoutMs }, endpoint, http) : null;
+  const app = createHttpApp(
+    store,
+    { requestTimeoutMs: settings.requestTimeoutMs },
+    {
+      ...http,
+      readiness: async () => (draining ? { ready: false, reason: 'the server is shutting down' } : store.readiness()),
+      metrics: settings.metricsListen ? null : endpoint,
+    },
+  );
+  const metricsApp =
+    settings.metricsListen && endpoint ? createMetricsApp({ requestTimeoutMs: settings.requestTimeoutMs }, endpoint, http) : null;
 
   const deps = { store, settings, log, metrics, onRecovered: () => gateway.wake() };
   const jobs = [sweepJob(deps), retentionJob(deps)].filter((job): job is PeriodicJob => job !== null);

@@ -16,7 +16,9 @@ const hex32 = (): string => randomBytes(16).toString('hex');
 /** Resolves with `work`, or rejects when it takes longer than `ms` (a lock wait). */
 function within<T>(ms: number, work: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} waited more than ${ms} ms: a claim locks it`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} waited more than ${ms} ms: a claim locks it`)), ms)),
+  );
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
@@ -54,17 +56,33 @@ describe('a claim on mysql', () => {
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const claim = claimer.db.transaction(async (tx) => {
-      const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT}, ${CLAIM_CONTEXT} FROM subscriptions WHERE id = ? FOR UPDATE`, [subscriptionId]);
+      const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT}, ${CLAIM_CONTEXT} FROM subscriptions WHERE id = ? FOR UPDATE`, [
+        subscriptionId,
+      ]);
       expect(row?.next_expiry).toBeDefined();
       locked();
       await held;
     });
     await lockTaken;
     try {
-      await within(8000, other.appendResults([{ queueId: hex32(), type: 'task.failed', taskId: hex32(), taskRevision: '1' }]), 'an append (result_head)');
-      await within(8000, other.db.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ? WHERE id = ?", [Date.now(), leasedId]), 'an ACK (the LEASED delivery)');
+      await within(
+        8000,
+        other.appendResults([{ queueId: hex32(), type: 'task.failed', taskId: hex32(), taskRevision: '1' }]),
+        'an append (result_head)',
+      );
+      await within(
+        8000,
+        other.db.run("UPDATE deliveries SET state = 'ACKED', acknowledged_at = ? WHERE id = ?", [Date.now(), leasedId]),
+        'an ACK (the LEASED delivery)',
+      );
       // The subscription row itself is locked: a second claim waits (and this test can see a lock).
-      await expect(within(1000, other.db.run('UPDATE subscriptions SET cursor_sequence = cursor_sequence WHERE id = ?', [subscriptionId]), 'the subscription row')).rejects.toThrow(/a claim locks it/);
+      await expect(
+        within(
+          1000,
+          other.db.run('UPDATE subscriptions SET cursor_sequence = cursor_sequence WHERE id = ?', [subscriptionId]),
+          'the subscription row',
+        ),
+      ).rejects.toThrow(/a claim locks it/);
     } finally {
       release();
       await claim;

@@ -31,13 +31,17 @@ import { TestSocket } from './ws-client.ts';
 const CHROMIUM = '/usr/bin/chromium';
 // Screenshots go to docs/images only when asked (ORBIT_UPDATE_SCREENSHOTS=1), so a test run never
 // dirties the work tree; otherwise to a temporary folder.
-const IMAGES = process.env.ORBIT_UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : `${mkdtempSync(join(tmpdir(), 'orbit-console-'))}/`;
+const IMAGES =
+  process.env.ORBIT_UPDATE_SCREENSHOTS === '1'
+    ? fileURLToPath(new URL('../../docs/images/', import.meta.url))
+    : `${mkdtempSync(join(tmpdir(), 'orbit-console-'))}/`;
 
 const newKey = (): string => `console-test-${randomBytes(8).toString('hex')}`;
 const hex32 = (): string => randomBytes(16).toString('hex');
 
 /** A result a double cannot hold: the console must show it exactly as published. */
-const rawResult = (n: number): string => `{"order":${n},"total":123456789012345678901234567890${n},"ratio":0.1000000000000000055511151231257827,"tags":["a",{"deep":[1.0,-0,1E+2]}]}`;
+const rawResult = (n: number): string =>
+  `{"order":${n},"total":123456789012345678901234567890${n},"ratio":0.1000000000000000055511151231257827,"tags":["a",{"deep":[1.0,-0,1E+2]}]}`;
 
 describe('operations console in Chromium (sqlite)', () => {
   let db: TestDatabase;
@@ -59,9 +63,15 @@ describe('operations console in Chromium (sqlite)', () => {
     expect(res.status, res.text).toBe(200);
     return res.json.data;
   };
-  const deliveriesIn = async (state: string): Promise<any[]> => (await get(`/v1/subscriptions/${orders.id}/deliveries?limit=100&state=${state}`)).items;
+  const deliveriesIn = async (state: string): Promise<any[]> =>
+    (await get(`/v1/subscriptions/${orders.id}/deliveries?limit=100&state=${state}`)).items;
   const subscribe = async (name: string, extra: Record<string, unknown> = {}): Promise<any> => {
-    const res = await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: { name, queue_id: queueId, ...extra }, expect: 'validateSubscriptionResult' });
+    const res = await api(base, 'POST', '/v1/subscriptions', {
+      token: owner.token,
+      key: newKey(),
+      body: { name, queue_id: queueId, ...extra },
+      expect: 'validateSubscriptionResult',
+    });
     expect(res.status, res.text).toBe(201);
     return res.json.data.subscription;
   };
@@ -76,7 +86,11 @@ describe('operations console in Chromium (sqlite)', () => {
     resultsBySequence.set(res.json.data.event.sequence, raw);
   };
   const configure = async (enabled: boolean, expected: string): Promise<void> => {
-    const res = await api(base, 'POST', `/v1/subscriptions/${orders.id}:configure`, { token: owner.token, key: newKey(), body: { expected_revision: expected, enabled, reason: 'changed behind the console' } });
+    const res = await api(base, 'POST', `/v1/subscriptions/${orders.id}:configure`, {
+      token: owner.token,
+      key: newKey(),
+      body: { expected_revision: expected, enabled, reason: 'changed behind the console' },
+    });
     expect(res.status, res.text).toBe(200);
   };
   const shot = (name: string): Promise<Buffer> => page.screenshot({ path: `${IMAGES}console-${name}.png`, fullPage: true });
@@ -87,7 +101,9 @@ describe('operations console in Chromium (sqlite)', () => {
   };
 
   // A missing Chromium fails every test of this file (a failing beforeAll would only skip them).
-  const missing = existsSync(CHROMIUM) ? null : `Chromium is required for the console test and is missing at ${CHROMIUM}: apt-get update && apt-get install -y --no-install-recommends chromium`;
+  const missing = existsSync(CHROMIUM)
+    ? null
+    : `Chromium is required for the console test and is missing at ${CHROMIUM}: apt-get update && apt-get install -y --no-install-recommends chromium`;
   beforeEach(() => {
     if (missing) throw new Error(missing);
   });
@@ -140,7 +156,15 @@ describe('operations console in Chromium (sqlite)', () => {
       executablePath: CHROMIUM,
       headless: true,
       // Playwright gives every launch a fresh temporary user data dir and removes it on close.
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 1, reducedMotion: 'reduce' });
     page = await context.newPage();
@@ -151,7 +175,8 @@ describe('operations console in Chromium (sqlite)', () => {
       if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) consoleErrors.push(message.text());
     });
     await page.addInitScript({
-      content: "window.cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));",
+      content:
+        "window.cspViolations = []; document.addEventListener('securitypolicyviolation', (e) => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI));",
     });
   }, 60_000);
 
@@ -181,7 +206,13 @@ describe('operations console in Chromium (sqlite)', () => {
     expect(CONSOLE_CSP).toContain("default-src 'self'");
     expect((await fetch(`${base}/console/js/main.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
     // Only the files under static/ are served: not the module itself, not an encoded way out.
-    for (const path of ['/console/missing.js', '/console/routes.ts', '/console/static/index.html', '/console/js%2F..%2F..%2Froutes.ts', '/console/js/%2e%2e%2Fmain.js']) {
+    for (const path of [
+      '/console/missing.js',
+      '/console/routes.ts',
+      '/console/static/index.html',
+      '/console/js%2F..%2F..%2Froutes.ts',
+      '/console/js/%2e%2e%2Fmain.js',
+    ]) {
       const res = await fetch(base + path);
       expect(res.status, path).toBe(404);
       expect(res.headers.get('cache-control'), path).toBe('no-store');
@@ -271,7 +302,11 @@ describe('operations console in Chromium (sqlite)', () => {
     await page.getByRole('button', { name: 'Resume subscription' }).waitFor();
     // The history shows the pause once, with its reason, above the creation.
     await page.locator('#history-table tbody tr:first-child[data-action="pause"]').waitFor();
-    expect(await page.locator('#history-table tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 4).map((td) => td.textContent)))).toEqual([
+    expect(
+      await page
+        .locator('#history-table tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(1, 4).map((td) => td.textContent))),
+    ).toEqual([
       ['Paused', '2', 'receiver maintenance'],
       ['Created', '1', '—'],
     ]);
@@ -311,11 +346,17 @@ describe('operations console in Chromium (sqlite)', () => {
     const raw = resultsBySequence.get(target.sequence)!;
     expect(await page.locator('#result-raw').textContent()).toBe(raw);
     expect(await page.locator('#details-raw').textContent()).toBe('{"n":1.10}');
-    await page.getByLabel(/^Indent/).first().check();
+    await page
+      .getByLabel(/^Indent/)
+      .first()
+      .check();
     const indented = (await page.locator('#result-raw').textContent())!;
     expect(indented).toContain('"total": 123456789012345678901234567890');
     expect(indented.replace(/\s+/g, '')).toBe(raw.replace(/\s+/g, ''));
-    await page.getByLabel(/^Indent/).first().uncheck();
+    await page
+      .getByLabel(/^Indent/)
+      .first()
+      .uncheck();
 
     await page.getByLabel('Additional attempts').fill('2');
     await page.getByLabel('Reason to retry').fill('receiver persistence failure repaired');
@@ -325,7 +366,13 @@ describe('operations console in Chromium (sqlite)', () => {
     await page.getByRole('heading', { name: `Delivery of sequence ${target.sequence} PENDING` }).waitFor();
 
     const detail = await get(`/v1/subscriptions/${orders.id}/deliveries/${target.id}`);
-    expect(detail.delivery).toMatchObject({ id: target.id, state: 'PENDING', attempts: 1, attempt_budget: 3, lease_epoch: target.lease_epoch });
+    expect(detail.delivery).toMatchObject({
+      id: target.id,
+      state: 'PENDING',
+      attempts: 1,
+      attempt_budget: 3,
+      lease_epoch: target.lease_epoch,
+    });
     expect(await inPage("sessionStorage.getItem('orbit.console.operations')")).toBeNull();
   });
 
@@ -392,7 +439,9 @@ describe('operations console in Chromium (sqlite)', () => {
       // the page (subscription, history, deliveries, next page) and the backlog at its default bound
       // of 1,000 per state (10 pages of ACKED, 5 of PENDING and of EXPIRED, 1 of LEASED, plus the
       // subscription and the queue's subscriptions).
-      const lists = requests.filter((url) => url.pathname.endsWith('/deliveries') || url.pathname.endsWith('/history') || url.pathname === '/v1/subscriptions');
+      const lists = requests.filter(
+        (url) => url.pathname.endsWith('/deliveries') || url.pathname.endsWith('/history') || url.pathname === '/v1/subscriptions',
+      );
       for (const url of lists) expect(Number(url.searchParams.get('limit') ?? '20'), url.href).toBeLessThanOrEqual(100);
       expect(requests.length).toBeLessThanOrEqual(4 + 2 + 10 + 5 + 5 + 1);
       console.info(`console on 100,000 deliveries: first page in ${firstPaint} ms, ${requests.length} API requests in all`);

@@ -8,10 +8,12 @@ import { configure as configureAt, publish as publishAt, subscribe as subscribeA
 import { TestSocket } from './ws-client.ts';
 
 // The suite's own servers are TestServers; the shared fixtures take a base URL.
-const publish = (server: TestServer, token: string, queueId: string, n = 1, type = 'task.succeeded') => publishAt(server.url, token, queueId, n, type);
-const subscribe = (server: TestServer, token: string, queueId: string, extra: Record<string, unknown> = {}) => subscribeAt(server.url, token, queueId, extra);
-const configure = (server: TestServer, token: string, sub: { id: string }, enabled: boolean) => configureAt(server.url, token, sub.id, enabled);
-
+const publish = (server: TestServer, token: string, queueId: string, n = 1, type = 'task.succeeded') =>
+  publishAt(server.url, token, queueId, n, type);
+const subscribe = (server: TestServer, token: string, queueId: string, extra: Record<string, unknown> = {}) =>
+  subscribeAt(server.url, token, queueId, extra);
+const configure = (server: TestServer, token: string, sub: { id: string }, enabled: boolean) =>
+  configureAt(server.url, token, sub.id, enabled);
 
 describe.each(STORES)('events on %s', (kind) => {
   let server: TestServer;
@@ -26,7 +28,12 @@ describe.each(STORES)('events on %s', (kind) => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer(kind, { ORBIT_LEASE_DURATION_MS: '800', ORBIT_MAX_CONNECTIONS: '12', ORBIT_POLL_INTERVAL_MS: '50', ORBIT_ALLOWED_ORIGINS: 'https://console.example' });
+    server = await startTestServer(kind, {
+      ORBIT_LEASE_DURATION_MS: '800',
+      ORBIT_MAX_CONNECTIONS: '12',
+      ORBIT_POLL_INTERVAL_MS: '50',
+      ORBIT_ALLOWED_ORIGINS: 'https://console.example',
+    });
     const boot = await server.bootstrap();
     token = boot.token;
     queueId = boot.queue_ids.q!;
@@ -90,7 +97,14 @@ describe.each(STORES)('events on %s', (kind) => {
       const welcome = await s.hello(sub.id, 3);
       expect(welcome.type).toBe('events.welcome');
       expect(welcome.session_id).toMatch(/^[0-9a-f]{32}$/);
-      expect(welcome.body).toMatchObject({ session_id: welcome.session_id, subscription_id: sub.id, capacity: 3, lease_duration_ms: 800, heartbeat_interval_ms: 15000, enabled: true });
+      expect(welcome.body).toMatchObject({
+        session_id: welcome.session_id,
+        subscription_id: sub.id,
+        capacity: 3,
+        lease_duration_ms: 800,
+        heartbeat_interval_ms: 15000,
+        enabled: true,
+      });
     });
 
     it('MUST refuse another credential’s subscription with NOT_FOUND, no session_id, and close', async () => {
@@ -120,8 +134,20 @@ describe.each(STORES)('events on %s', (kind) => {
       const cases: Array<(s: TestSocket) => void> = [
         (s) => s.sendRaw(Buffer.from('{}'), true),
         (s) => s.sendRaw('{not json'),
-        (s) => s.sendRaw(`{"protocol_version":"1","type":"events.ping","message_id":"${'a'.repeat(32)}","session_id":"${s.sessionId}","body":{},"body":{}}`),
-        (s) => s.sendRaw(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: 'b'.repeat(32), session_id: 'c'.repeat(32), body: {} })),
+        (s) =>
+          s.sendRaw(
+            `{"protocol_version":"1","type":"events.ping","message_id":"${'a'.repeat(32)}","session_id":"${s.sessionId}","body":{},"body":{}}`,
+          ),
+        (s) =>
+          s.sendRaw(
+            JSON.stringify({
+              protocol_version: '1',
+              type: 'events.ping',
+              message_id: 'b'.repeat(32),
+              session_id: 'c'.repeat(32),
+              body: {},
+            }),
+          ),
       ];
       for (const sendBad of cases) {
         const s = await open();
@@ -170,7 +196,11 @@ describe.each(STORES)('events on %s', (kind) => {
       const s = await open();
       await s.hello(sub.id);
       const current = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
-      const retired = await api(server.url, 'POST', `/v1/subscriptions/${sub.id}:retire`, { token, key: `r-${sub.id}`, body: { expected_revision: current.json.data.revision, reason: 'done' } });
+      const retired = await api(server.url, 'POST', `/v1/subscriptions/${sub.id}:retire`, {
+        token,
+        key: `r-${sub.id}`,
+        body: { expected_revision: current.json.data.revision, reason: 'done' },
+      });
       expect(retired.status).toBe(200);
       const ping = s.send('events.ping', {});
       // The ping re-checks the subscription and answers NOT_FOUND. A background claim (the head poll
@@ -191,13 +221,24 @@ describe.each(STORES)('events on %s', (kind) => {
       await s.hello(sub.id);
       await publish(server, token, queueId);
       const deliver = await s.deliver();
-      expect(deliver.body.delivery).toMatchObject({ subscription_id: sub.id, state: 'LEASED', lease_epoch: '1', attempts: 1, attempt_budget: 20 });
+      expect(deliver.body.delivery).toMatchObject({
+        subscription_id: sub.id,
+        state: 'LEASED',
+        lease_epoch: '1',
+        attempts: 1,
+        attempt_budget: 20,
+      });
       expect(deliver.body.event.id).toBe(deliver.body.delivery.event_id);
       const before = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
       expect(before.json.data.pending_count).toBe(1);
       const ack = await s.ack(deliver);
       expect(ack.type).toBe('ack');
-      expect(ack.body).toMatchObject({ delivery_id: deliver.body.delivery.id, event_id: deliver.body.event.id, epoch: '1', deduplicated: false });
+      expect(ack.body).toMatchObject({
+        delivery_id: deliver.body.delivery.id,
+        event_id: deliver.body.event.id,
+        epoch: '1',
+        deduplicated: false,
+      });
       const again = await s.ack(deliver);
       expect(again.body).toMatchObject({ deduplicated: true, acknowledged_at: ack.body.acknowledged_at });
       const other = await open();
@@ -259,18 +300,22 @@ describe.each(STORES)('events on %s', (kind) => {
       await publish(server, token, queueId, 20);
       const seen = new Map<string, string>();
       const acks: Promise<unknown>[] = [];
-      await eventually(async () => {
-        for (const s of [a, b]) {
-          for (const f of s.frames.splice(0).filter((x) => x.type === 'event.deliver')) {
-            // A lease that ran out may be offered again, but never the same lease twice.
-            const lease = `${f.body.delivery.id}:${f.body.delivery.lease_epoch}`;
-            expect(seen.has(lease)).toBe(false);
-            seen.set(lease, f.session_id!);
-            acks.push(s.ack(f));
+      await eventually(
+        async () => {
+          for (const s of [a, b]) {
+            for (const f of s.frames.splice(0).filter((x) => x.type === 'event.deliver')) {
+              // A lease that ran out may be offered again, but never the same lease twice.
+              const lease = `${f.body.delivery.id}:${f.body.delivery.lease_epoch}`;
+              expect(seen.has(lease)).toBe(false);
+              seen.set(lease, f.session_id!);
+              acks.push(s.ack(f));
+            }
           }
-        }
-        return new Set([...seen.keys()].map((k) => k.split(':')[0])).size === 20;
-      }, 20_000, 'twenty deliveries');
+          return new Set([...seen.keys()].map((k) => k.split(':')[0])).size === 20;
+        },
+        20_000,
+        'twenty deliveries',
+      );
       await Promise.all(acks);
       expect(new Set(seen.values()).size).toBe(2);
     });
@@ -340,10 +385,14 @@ describe.each(STORES)('events on %s', (kind) => {
       await s.hello(sub.id, 1);
       await publish(server, token, queueId);
       await s.deliver();
-      await eventually(async () => {
-        const list = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}/deliveries?state=EXPIRED`, { token });
-        return list.json.data.items.length === 1;
-      }, 8000, 'an EXPIRED delivery');
+      await eventually(
+        async () => {
+          const list = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}/deliveries?state=EXPIRED`, { token });
+          return list.json.data.items.length === 1;
+        },
+        8000,
+        'an EXPIRED delivery',
+      );
     });
   });
 
@@ -354,7 +403,11 @@ describe.each(STORES)('events on %s', (kind) => {
       await server.orbit.store.prune(head);
       const fromZero = await subscribe(server, token, queueId, { from_sequence: '0', types: ['task.needs_review'] });
       expect(fromZero.cursor_sequence).toBe((head - 1n).toString());
-      const refused = await api(server.url, 'POST', '/v1/subscriptions', { token, key: `old-${head}`, body: { name: `old${head}`, queue_id: queueId, from_sequence: (head - 2n).toString() } });
+      const refused = await api(server.url, 'POST', '/v1/subscriptions', {
+        token,
+        key: `old-${head}`,
+        body: { name: `old${head}`, queue_id: queueId, from_sequence: (head - 2n).toString() },
+      });
       expect(refused.status).toBe(410);
       expect(refused.json.error.code).toBe('EVENT_HISTORY_EXPIRED');
       const s = await open();
@@ -379,7 +432,11 @@ describe.each(STORES)('events on %s', (kind) => {
       // It can never be drained now, so later matching results do not block its retirement.
       await publish(server, token, queueId, 1, 'task.cancelled');
       const current = await api(server.url, 'GET', `/v1/subscriptions/${sub.id}`, { token });
-      const retired = await api(server.url, 'POST', `/v1/subscriptions/${sub.id}:retire`, { token, key: `gap-${sub.id}`, body: { expected_revision: current.json.data.revision, reason: 'history expired' } });
+      const retired = await api(server.url, 'POST', `/v1/subscriptions/${sub.id}:retire`, {
+        token,
+        key: `gap-${sub.id}`,
+        body: { expected_revision: current.json.data.revision, reason: 'history expired' },
+      });
       expect(retired.status).toBe(200);
     });
   });
@@ -394,14 +451,20 @@ describe.each(STORES)('timeouts on %s', (kind) => {
   it('MUST cut off a peer that stops reading once a write waits longer than the write timeout', async () => {
     const boot = await server.bootstrap({ application: 'slow-reader' });
     const queue = boot.queue_ids.q!;
-    const sub = (await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'slow', body: { name: 'slow', queue_id: queue } })).json.data.subscription;
+    const sub = (
+      await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'slow', body: { name: 'slow', queue_id: queue } })
+    ).json.data.subscription;
     const s = await TestSocket.open(server.url, boot.token);
     await s.hello(sub.id, 32);
     // Stop reading: the kernel buffers fill and the server's writes stop completing.
     (s.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
     const big = `"${'x'.repeat(400 * 1024)}"`;
     for (let i = 0; i < 12; i++) {
-      const r = await api(server.url, 'POST', `/v1/queues/${queue}/results`, { token: boot.token, key: `big-${i}`, rawBody: `{"type":"task.succeeded","task_id":"${'6'.repeat(32)}","task_revision":"1","result":${big}}` });
+      const r = await api(server.url, 'POST', `/v1/queues/${queue}/results`, {
+        token: boot.token,
+        key: `big-${i}`,
+        rawBody: `{"type":"task.succeeded","task_id":"${'6'.repeat(32)}","task_revision":"1","result":${big}}`,
+      });
       expect(r.status).toBe(201);
     }
     await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -419,7 +482,13 @@ describe.each(STORES)('timeouts on %s', (kind) => {
 
   it('MUST close a connection with no valid client frame within the idle timeout', { timeout: 20_000 }, async () => {
     const boot = await server.bootstrap();
-    const sub = (await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'idle', body: { name: 'idle', queue_id: boot.queue_ids.q } })).json.data.subscription;
+    const sub = (
+      await api(server.url, 'POST', '/v1/subscriptions', {
+        token: boot.token,
+        key: 'idle',
+        body: { name: 'idle', queue_id: boot.queue_ids.q },
+      })
+    ).json.data.subscription;
     const s = await TestSocket.open(server.url, boot.token);
     await s.hello(sub.id);
     const started = Date.now();
@@ -433,7 +502,13 @@ describe.each(STORES)('faults on %s', (kind) => {
     const server = await startTestServer(kind, { ORBIT_LEASE_DURATION_MS: '400' });
     try {
       const boot = await server.bootstrap();
-      const sub = (await api(server.url, 'POST', '/v1/subscriptions', { token: boot.token, key: 'fault', body: { name: 'fault', queue_id: boot.queue_ids.q } })).json.data.subscription;
+      const sub = (
+        await api(server.url, 'POST', '/v1/subscriptions', {
+          token: boot.token,
+          key: 'fault',
+          body: { name: 'fault', queue_id: boot.queue_ids.q },
+        })
+      ).json.data.subscription;
       const s = await TestSocket.open(server.url, boot.token);
       await s.hello(sub.id);
       await server.orbit.store.db.close();

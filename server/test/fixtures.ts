@@ -13,7 +13,11 @@ export const TASK = '66666666666666666666666666666666';
 
 export async function publish(base: string, token: string, queueId: string, n = 1, type = 'task.succeeded'): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const r = await api(base, 'POST', `/v1/queues/${queueId}/results`, { token, key: `p-${Math.random()}`, body: { type, task_id: TASK, task_revision: String(i + 1) } });
+    const r = await api(base, 'POST', `/v1/queues/${queueId}/results`, {
+      token,
+      key: `p-${Math.random()}`,
+      body: { type, task_id: TASK, task_revision: String(i + 1) },
+    });
     expect(r.status).toBe(201);
   }
 }
@@ -31,7 +35,11 @@ export async function subscribe(base: string, token: string, queueId: string, ex
 
 export async function configure(base: string, token: string, id: string, enabled: boolean): Promise<void> {
   const current = await api(base, 'GET', `/v1/subscriptions/${id}`, { token });
-  const r = await api(base, 'POST', `/v1/subscriptions/${id}:configure`, { token, key: `c-${Math.random()}`, body: { expected_revision: current.json.data.revision, enabled, reason: 'test' } });
+  const r = await api(base, 'POST', `/v1/subscriptions/${id}:configure`, {
+    token,
+    key: `c-${Math.random()}`,
+    body: { expected_revision: current.json.data.revision, enabled, reason: 'test' },
+  });
   expect(r.status).toBe(200);
 }
 
@@ -48,9 +56,26 @@ export function selfSignedCertificate(): { dir: string; cert: string; key: strin
   const key = join(dir, 'key.pem');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
     { stdio: 'ignore' },
   );
   return { dir, cert, key };
 }
-

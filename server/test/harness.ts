@@ -50,7 +50,9 @@ export async function freshDatabase(kind: StoreKind, options: { prefix?: string;
 
 export interface TestServer extends RunningServer {
   readonly database: TestDatabase;
-  bootstrap(options?: Partial<{ namespace: string; application: string; queues: string[]; permissions: string[] }>): Promise<BootstrapResult>;
+  bootstrap(
+    options?: Partial<{ namespace: string; application: string; queues: string[]; permissions: string[] }>,
+  ): Promise<BootstrapResult>;
   stop(): Promise<void>;
 }
 
@@ -93,7 +95,14 @@ export async function api(
   base: string,
   method: string,
   path: string,
-  options: { token?: string; body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string>; expect?: ValidatorName } = {},
+  options: {
+    token?: string;
+    body?: unknown;
+    rawBody?: string;
+    key?: string;
+    headers?: Record<string, string>;
+    expect?: ValidatorName;
+  } = {},
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -108,15 +117,21 @@ export async function api(
     if (!validators.validateErrorEnvelope(json)) throw new Error(`error response does not match ErrorEnvelope: ${text}`);
   } else if (options.expect) {
     const validate = validators[options.expect] as (d: unknown) => boolean;
-    if (!validate(envelope.data)) throw new Error(`${method} ${path}: data does not match ${options.expect}: ${text} ${JSON.stringify((validate as any).errors)}`);
+    if (!validate(envelope.data))
+      throw new Error(`${method} ${path}: data does not match ${options.expect}: ${text} ${JSON.stringify((validate as any).errors)}`);
   }
   if (response.headers.get('cache-control') !== 'no-store') throw new Error(`${method} ${path}: missing Cache-Control: no-store`);
-  if (response.headers.get('x-request-id') !== envelope.request_id) throw new Error(`${method} ${path}: X-Request-ID does not match request_id`);
+  if (response.headers.get('x-request-id') !== envelope.request_id)
+    throw new Error(`${method} ${path}: X-Request-ID does not match request_id`);
   return { status: response.status, headers: response.headers, text, json };
 }
 
 /** Waits until `check` returns a truthy value, polling; fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

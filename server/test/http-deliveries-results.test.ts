@@ -16,7 +16,8 @@ const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
 const hex32 = (): string => randomBytes(16).toString('hex');
 
 /** Numbers a double cannot hold: they must travel as the publisher wrote them. */
-const EXACT_RESULT = '{"big":123456789012345678901234567890,"precise":0.1000000000000000055511151231257827,"list":[1.0,-0,1E+2],"s":"\\u00e9\\ud83d\\ude00"}';
+const EXACT_RESULT =
+  '{"big":123456789012345678901234567890,"precise":0.1000000000000000055511151231257827,"list":[1.0,-0,1E+2],"s":"\\u00e9\\ud83d\\ude00"}';
 const EXACT_DETAILS = '{"reason":"DONE","n":1.10}';
 
 function expectError(res: ApiResponse, status: number, code: string): void {
@@ -43,7 +44,12 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
   const publishPath = (queue: string): string => `/v1/queues/${owner.queue_ids[queue]}/results`;
 
   function publish(queue: string, body: unknown, key = newKey(), token = owner.token): Promise<ApiResponse> {
-    return api(base, 'POST', publishPath(queue), { token, key, ...(typeof body === 'string' ? { rawBody: body } : { body }), expect: 'validatePublishResultResponse' });
+    return api(base, 'POST', publishPath(queue), {
+      token,
+      key,
+      ...(typeof body === 'string' ? { rawBody: body } : { body }),
+      expect: 'validatePublishResultResponse',
+    });
   }
 
   async function published(queue: string, type: string, extra: Record<string, unknown> = {}): Promise<any> {
@@ -68,11 +74,19 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
   }
 
   function detail(subId: string, deliveryId: string): Promise<ApiResponse> {
-    return api(base, 'GET', `/v1/subscriptions/${subId}/deliveries/${deliveryId}`, { token: owner.token, expect: 'validateDeliveryDetail' });
+    return api(base, 'GET', `/v1/subscriptions/${subId}/deliveries/${deliveryId}`, {
+      token: owner.token,
+      expect: 'validateDeliveryDetail',
+    });
   }
 
   function retry(subId: string, deliveryId: string, body: unknown, key = newKey()): Promise<ApiResponse> {
-    return api(base, 'POST', `/v1/subscriptions/${subId}/deliveries/${deliveryId}:retry`, { token: owner.token, key, body, expect: 'validateDeliveryRetryResult' });
+    return api(base, 'POST', `/v1/subscriptions/${subId}/deliveries/${deliveryId}:retry`, {
+      token: owner.token,
+      key,
+      body,
+      expect: 'validateDeliveryRetryResult',
+    });
   }
 
   async function connect(subId: string, capacity: number): Promise<TestSocket> {
@@ -97,7 +111,14 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
   describe('publishing', () => {
     it('answers 201, then 200 deduplicated with the same event; other content under the key is IDEMPOTENCY_CONFLICT', async () => {
       const key = newKey();
-      const body = { type: 'task.failed', task_id: hex32(), task_revision: '3', details: { reason: 'boom' }, effect_uncertain: true, current_attempt_id: hex32() };
+      const body = {
+        type: 'task.failed',
+        task_id: hex32(),
+        task_revision: '3',
+        details: { reason: 'boom' },
+        effect_uncertain: true,
+        current_attempt_id: hex32(),
+      };
       const first = await publish('pub', body, key);
       expect(first.status, first.text).toBe(201);
       expect(first.json.data.deduplicated).toBe(false);
@@ -108,7 +129,15 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
         aggregate_id: body.task_id,
         aggregate_revision: '3',
         details: { reason: 'boom' },
-        snapshot: { schema_version: 1, task_id: body.task_id, queue_id: owner.queue_ids.pub, state: 'FAILED', revision: '3', effect_uncertain: true, current_attempt_id: body.current_attempt_id },
+        snapshot: {
+          schema_version: 1,
+          task_id: body.task_id,
+          queue_id: owner.queue_ids.pub,
+          state: 'FAILED',
+          revision: '3',
+          effect_uncertain: true,
+          current_attempt_id: body.current_attempt_id,
+        },
       });
       const { head } = await server.orbit.store.logPosition();
       expect(event.sequence).toBe(head.toString());
@@ -123,7 +152,11 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       expect((await server.orbit.store.logPosition()).head).toBe(head);
 
       // Snapshot states follow the type; effect_uncertain defaults to false.
-      const states: Record<string, string> = { 'task.succeeded': 'SUCCEEDED', 'task.cancelled': 'CANCELLED', 'task.needs_review': 'NEEDS_REVIEW' };
+      const states: Record<string, string> = {
+        'task.succeeded': 'SUCCEEDED',
+        'task.cancelled': 'CANCELLED',
+        'task.needs_review': 'NEEDS_REVIEW',
+      };
       for (const [type, state] of Object.entries(states)) {
         const e = await published('pub', type);
         expect(e.snapshot).toMatchObject({ state, effect_uncertain: false });
@@ -180,11 +213,24 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       ]) {
         expectError(await publish('pub', body), 400, 'INVALID_ARGUMENT');
       }
-      expectError(await publish('pub', `{"type":"task.failed","task_id":"${hex32()}","task_revision":"1","result":{"a":1,"a":2}}`), 400, 'INVALID_ARGUMENT');
-      expectError(await publish('pub', `{"type":"task.failed","task_id":"${hex32()}","task_revision":"1","details":{"a":1,"\\u0061":2}}`), 400, 'INVALID_ARGUMENT');
+      expectError(
+        await publish('pub', `{"type":"task.failed","task_id":"${hex32()}","task_revision":"1","result":{"a":1,"a":2}}`),
+        400,
+        'INVALID_ARGUMENT',
+      );
+      expectError(
+        await publish('pub', `{"type":"task.failed","task_id":"${hex32()}","task_revision":"1","details":{"a":1,"\\u0061":2}}`),
+        400,
+        'INVALID_ARGUMENT',
+      );
       expectError(await api(base, 'POST', publishPath('pub'), { token: owner.token, body: good }), 400, 'INVALID_ARGUMENT');
 
-      const noPublish = await server.bootstrap({ namespace: 'dr', application: 'app', queues: ['pub'], permissions: ALL_PERMISSIONS.filter((p) => p !== 'results:publish') });
+      const noPublish = await server.bootstrap({
+        namespace: 'dr',
+        application: 'app',
+        queues: ['pub'],
+        permissions: ALL_PERMISSIONS.filter((p) => p !== 'results:publish'),
+      });
       expectError(await publish('pub', good, newKey(), noPublish.token), 403, 'PERMISSION_DENIED');
       const otherQueue = await server.bootstrap({ namespace: 'dr', application: 'app', queues: ['private'] });
       expectError(await publish('pub', good, newKey(), otherQueue.token), 404, 'NOT_FOUND');
@@ -209,7 +255,10 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       events.push(await published('hist', 'task.failed'));
       events.push(await published('hist', 'task.cancelled'));
       events.push(await published('hist', 'task.needs_review'));
-      const raw = await publish('hist', `{"type":"task.succeeded","task_id":"${hex32()}","task_revision":"7","details":${EXACT_DETAILS},"result":${EXACT_RESULT}}`);
+      const raw = await publish(
+        'hist',
+        `{"type":"task.succeeded","task_id":"${hex32()}","task_revision":"7","details":${EXACT_DETAILS},"result":${EXACT_RESULT}}`,
+      );
       expect(raw.status).toBe(201);
       events.push(raw.json.data.event);
 
@@ -236,7 +285,9 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       expect(items.map((d) => d.event_id).sort()).toEqual(events.map((e) => e.id).sort());
       expect(items.map((d) => d.event_id)).not.toContain(requeued.id);
       expect(items.map((d) => d.sequence)).not.toContain(requeued.sequence);
-      const order = [...items].sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1));
+      const order = [...items].sort((a, b) =>
+        a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1,
+      );
       expect(items.map((d) => d.id)).toEqual(order.map((d) => d.id));
       for (const d of items) {
         expect(d.subscription_id).toBe(sub.id);
@@ -245,7 +296,8 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       }
       // The requeued result is scanned past, never delivered. Materialization and ACKs change usage,
       // not the configuration revision; pending_count counts PENDING, LEASED and EXPIRED.
-      const current = (await api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: owner.token, expect: 'validateSubscription' })).json.data;
+      const current = (await api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: owner.token, expect: 'validateSubscription' })).json
+        .data;
       expect(BigInt(current.cursor_sequence)).toBeGreaterThanOrEqual(BigInt(events[events.length - 1].sequence));
       expect(current).toMatchObject({ revision: '1', pending_count: 3, enabled: true });
       expect(acked.concat(leased).map((f) => f.body.event.id)).not.toContain(requeued.id);
@@ -300,7 +352,9 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       expect(second.status).toBe(200);
       expect(second.json.data.items).toHaveLength(1);
       expect(second.json.data).not.toHaveProperty('next_cursor');
-      expect([...pending.json.data.items, ...second.json.data.items].map((d: any) => d.id).sort()).toEqual((await all(sub.id, 'PENDING')).map((d) => d.id).sort());
+      expect([...pending.json.data.items, ...second.json.data.items].map((d: any) => d.id).sort()).toEqual(
+        (await all(sub.id, 'PENDING')).map((d) => d.id).sort(),
+      );
 
       const unfiltered = (await deliveries(sub.id, '?limit=1')).json.data.next_cursor as string;
       for (const query of [
@@ -315,12 +369,19 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       }
       // Another subscription of the same credential, and a subscription list cursor.
       expectError(await deliveries(otherSub.id, `?limit=1&cursor=${encodeURIComponent(unfiltered)}`), 400, 'INVALID_ARGUMENT');
-      const listCursor = (await api(base, 'GET', `/v1/subscriptions?queue_id=${owner.queue_ids.hist}&limit=1`, { token: owner.token })).json.data.next_cursor as string;
+      const listCursor = (await api(base, 'GET', `/v1/subscriptions?queue_id=${owner.queue_ids.hist}&limit=1`, { token: owner.token })).json
+        .data.next_cursor as string;
       expect(typeof listCursor).toBe('string');
       expectError(await deliveries(sub.id, `?limit=1&cursor=${encodeURIComponent(listCursor)}`), 400, 'INVALID_ARGUMENT');
       // Another credential of the same namespace with the same queue cannot even see the subscription.
       const colleague = await server.bootstrap({ namespace: 'dr', application: 'app', queues: ['hist'] });
-      expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries?limit=1&cursor=${encodeURIComponent(unfiltered)}`, { token: colleague.token }), 404, 'NOT_FOUND');
+      expectError(
+        await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries?limit=1&cursor=${encodeURIComponent(unfiltered)}`, {
+          token: colleague.token,
+        }),
+        404,
+        'NOT_FOUND',
+      );
     });
 
     it('returns the delivery with its event, byte-exact, without secrets', async () => {
@@ -350,7 +411,7 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       expect(leasedDetail.text).not.toContain(leased.body.lease_secret);
     });
 
-    it("does not find a delivery under another subscription, nor an unknown one", async () => {
+    it('does not find a delivery under another subscription, nor an unknown one', async () => {
       const mine = acked[0]!.body.delivery.id as string;
       expectError(await detail(otherSub.id, mine), 404, 'NOT_FOUND');
       expectError(await detail(sub.id, hex32()), 404, 'NOT_FOUND');
@@ -418,10 +479,14 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       await socket.deliver();
       await socket.deliver();
       // No ACK: the leases run out and, with a budget of 1, the next claim marks them EXPIRED.
-      expired = await eventually(async () => {
-        const items = await all(sub.id, 'EXPIRED');
-        return items.length === 2 ? items : null;
-      }, 10_000, 'two EXPIRED deliveries');
+      expired = await eventually(
+        async () => {
+          const items = await all(sub.id, 'EXPIRED');
+          return items.length === 2 ? items : null;
+        },
+        10_000,
+        'two EXPIRED deliveries',
+      );
       await disconnect(socket);
     });
 
@@ -433,7 +498,15 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       const subBefore = (await api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: owner.token })).json.data;
       expect(subBefore.pending_count).toBe(2);
 
-      expectError(await retry(sub.id, target.id, { expected_revision: (BigInt(target.revision) + 1n).toString(), reason: 'r', additional_attempts: 2 }), 409, 'STATE_CONFLICT');
+      expectError(
+        await retry(sub.id, target.id, {
+          expected_revision: (BigInt(target.revision) + 1n).toString(),
+          reason: 'r',
+          additional_attempts: 2,
+        }),
+        409,
+        'STATE_CONFLICT',
+      );
       expectError(await retry(sub.id, target.id, { expected_revision: '1', reason: 'r', additional_attempts: 2 }), 409, 'STATE_CONFLICT');
       for (const body of [
         { expected_revision: target.revision, reason: 'r', additional_attempts: 0 },
@@ -482,16 +555,34 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       // The backlog was never released.
       expect((await api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: owner.token })).json.data.pending_count).toBe(2);
       // The configuration history records the retry once (the replay and the refusals add nothing).
-      const history = await api(base, 'GET', `/v1/subscriptions/${sub.id}/history`, { token: owner.token, expect: 'validateSubscriptionHistory' });
+      const history = await api(base, 'GET', `/v1/subscriptions/${sub.id}/history`, {
+        token: owner.token,
+        expect: 'validateSubscriptionHistory',
+      });
       const retries = history.json.data.items.filter((e: any) => e.action === 'retry');
       expect(retries).toEqual([
-        { id: retries[0]?.id, action: 'retry', reason: body.reason, revision: receipt.revision, created_at: retries[0]?.created_at, delivery_id: target.id, additional_attempts: 2, attempt_budget: 3 },
+        {
+          id: retries[0]?.id,
+          action: 'retry',
+          reason: body.reason,
+          revision: receipt.revision,
+          created_at: retries[0]?.created_at,
+          delivery_id: target.id,
+          additional_attempts: 2,
+          attempt_budget: 3,
+        },
       ]);
 
       // The retried delivery is offered again with a new epoch, same identity.
       const socket = await connect(sub.id, 1);
       const again = await socket.deliver();
-      expect(again.body.delivery).toMatchObject({ id: target.id, event_id: target.event_id, lease_epoch: '2', attempts: 2, attempt_budget: 3 });
+      expect(again.body.delivery).toMatchObject({
+        id: target.id,
+        event_id: target.event_id,
+        lease_epoch: '2',
+        attempts: 2,
+        attempt_budget: 3,
+      });
       expect((await socket.ack(again)).type).toBe('ack');
       await disconnect(socket);
       expect((await detail(sub.id, target.id)).json.data.delivery).toMatchObject({ state: 'ACKED', attempts: 2, attempt_budget: 3 });
@@ -509,12 +600,20 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       // Without a consumer nothing recovers the lease: past its deadline it still shows LEASED.
       await new Promise((resolve) => setTimeout(resolve, 400));
       const leased = (await detail(leasedSub.id, second.body.delivery.id)).json.data.delivery;
-      expect(leased).toMatchObject({ state: 'LEASED', revision: second.body.delivery.revision, lease_until: second.body.delivery.lease_until });
+      expect(leased).toMatchObject({
+        state: 'LEASED',
+        revision: second.body.delivery.revision,
+        lease_until: second.body.delivery.lease_until,
+      });
       expect(Date.parse(leased.lease_until)).toBeLessThan(Date.now());
       const ackedDelivery = (await detail(leasedSub.id, first.body.delivery.id)).json.data.delivery;
       expect(ackedDelivery.state).toBe('ACKED');
       for (const d of [leased, ackedDelivery]) {
-        expectError(await retry(leasedSub.id, d.id, { expected_revision: d.revision, reason: 'r', additional_attempts: 1 }), 409, 'STATE_CONFLICT');
+        expectError(
+          await retry(leasedSub.id, d.id, { expected_revision: d.revision, reason: 'r', additional_attempts: 1 }),
+          409,
+          'STATE_CONFLICT',
+        );
         expect((await detail(leasedSub.id, d.id)).json.data.delivery).toEqual(d);
       }
     });
@@ -526,8 +625,16 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       await server.orbit.store.db.run('UPDATE deliveries SET attempt_budget = ? WHERE id = ?', [999_950, target.id]);
       const current = (await detail(sub.id, target.id)).json.data.delivery;
       expect(current).toMatchObject({ state: 'EXPIRED', attempt_budget: 999_950 });
-      expectError(await retry(sub.id, target.id, { expected_revision: current.revision, reason: 'r', additional_attempts: 51 }), 409, 'STATE_CONFLICT');
-      expectError(await retry(sub.id, target.id, { expected_revision: current.revision, reason: 'r', additional_attempts: 100 }), 409, 'STATE_CONFLICT');
+      expectError(
+        await retry(sub.id, target.id, { expected_revision: current.revision, reason: 'r', additional_attempts: 51 }),
+        409,
+        'STATE_CONFLICT',
+      );
+      expectError(
+        await retry(sub.id, target.id, { expected_revision: current.revision, reason: 'r', additional_attempts: 100 }),
+        409,
+        'STATE_CONFLICT',
+      );
       expect((await detail(sub.id, target.id)).json.data.delivery).toEqual(current);
       const res = await retry(sub.id, target.id, { expected_revision: current.revision, reason: 'r', additional_attempts: 50 });
       expect(res.status, res.text).toBe(200);

@@ -20,7 +20,12 @@ function expectError(res: ApiResponse, status: number, code: string): void {
 }
 
 /** Sends exact bytes (e.g. invalid UTF-8) and checks the envelope rules like `api` does. */
-async function rawApi(base: string, method: string, path: string, options: { token?: string; key?: string; body: Uint8Array | ReadableStream<Uint8Array>; contentType?: string }): Promise<ApiResponse> {
+async function rawApi(
+  base: string,
+  method: string,
+  path: string,
+  options: { token?: string; key?: string; body: Uint8Array | ReadableStream<Uint8Array>; contentType?: string },
+): Promise<ApiResponse> {
   const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/json' };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.key) headers['idempotency-key'] = options.key;
@@ -71,11 +76,21 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     foreignQueue = (await server.bootstrap({ namespace: 'sec', application: 'app', queues: ['private'] })).queue_ids.private!;
     otherNamespaceQueue = (await server.bootstrap({ namespace: 'sec-2', application: 'app', queues: ['q1'] })).queue_ids.q1!;
     for (const permission of ALL_PERMISSIONS) {
-      lacking[permission] = await server.bootstrap({ namespace: 'sec', application: 'app', queues: ['q1', 'q2'], permissions: ALL_PERMISSIONS.filter((p) => p !== permission) });
+      lacking[permission] = await server.bootstrap({
+        namespace: 'sec',
+        application: 'app',
+        queues: ['q1', 'q2'],
+        permissions: ALL_PERMISSIONS.filter((p) => p !== permission),
+      });
     }
 
     // One subscription with one acknowledged delivery.
-    const created = await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: { name: 'owned', queue_id: q1 }, expect: 'validateSubscriptionResult' });
+    const created = await api(base, 'POST', '/v1/subscriptions', {
+      token: owner.token,
+      key: newKey(),
+      body: { name: 'owned', queue_id: q1 },
+      expect: 'validateSubscriptionResult',
+    });
     expect(created.status, created.text).toBe(201);
     sub = created.json.data.subscription;
     await publish(q1);
@@ -121,7 +136,14 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
   }
 
   const ROUTES: Route[] = [
-    { name: 'create', method: 'POST', permission: 'events:manage', path: () => '/v1/subscriptions', body: () => ({ name: 'never', queue_id: q1 }), owned: false },
+    {
+      name: 'create',
+      method: 'POST',
+      permission: 'events:manage',
+      path: () => '/v1/subscriptions',
+      body: () => ({ name: 'never', queue_id: q1 }),
+      owned: false,
+    },
     { name: 'list', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions?queue_id=${q1}`, owned: false },
     { name: 'get', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions/${sub.id}`, owned: true },
     {
@@ -132,10 +154,23 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       body: () => ({ expected_revision: sub.revision, enabled: false, reason: 'r' }),
       owned: true,
     },
-    { name: 'retire', method: 'POST', permission: 'events:manage', path: () => `/v1/subscriptions/${sub.id}:retire`, body: () => ({ expected_revision: sub.revision, reason: 'r' }), owned: true },
+    {
+      name: 'retire',
+      method: 'POST',
+      permission: 'events:manage',
+      path: () => `/v1/subscriptions/${sub.id}:retire`,
+      body: () => ({ expected_revision: sub.revision, reason: 'r' }),
+      owned: true,
+    },
     { name: 'history', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions/${sub.id}/history`, owned: true },
     { name: 'deliveries', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions/${sub.id}/deliveries`, owned: true },
-    { name: 'delivery', method: 'GET', permission: 'events:read', path: () => `/v1/subscriptions/${sub.id}/deliveries/${deliveryId}`, owned: true },
+    {
+      name: 'delivery',
+      method: 'GET',
+      permission: 'events:read',
+      path: () => `/v1/subscriptions/${sub.id}/deliveries/${deliveryId}`,
+      owned: true,
+    },
     {
       name: 'retry',
       method: 'POST',
@@ -170,7 +205,15 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
 
   it('answers 401 UNAUTHENTICATED without a valid bearer token on every route', async () => {
     const before = await snapshot();
-    const malformed = [`Basic ${owner.token}`, 'Bearer', 'Bearer ', `Bearer ${owner.token} x`, `Token ${owner.token}`, owner.token, `Bearer ${owner.token}x`];
+    const malformed = [
+      `Basic ${owner.token}`,
+      'Bearer',
+      'Bearer ',
+      `Bearer ${owner.token} x`,
+      `Token ${owner.token}`,
+      owner.token,
+      `Bearer ${owner.token}x`,
+    ];
     for (const route of ROUTES) {
       expectError(await call(route, undefined), 401, 'UNAUTHENTICATED');
       expectError(await call(route, `not-a-token-${randomBytes(8).toString('hex')}`), 401, 'UNAUTHENTICATED');
@@ -188,7 +231,12 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     for (const route of ROUTES) {
       expectError(await call(route, lacking[route.permission]!.token), 403, 'PERMISSION_DENIED');
       // A credential with only the other actions is refused as well.
-      const only = await server.bootstrap({ namespace: 'sec', application: 'app', queues: ['q1'], permissions: ALL_PERMISSIONS.filter((p) => p !== route.permission) });
+      const only = await server.bootstrap({
+        namespace: 'sec',
+        application: 'app',
+        queues: ['q1'],
+        permissions: ALL_PERMISSIONS.filter((p) => p !== route.permission),
+      });
       expectError(await call(route, only.token), 403, 'PERMISSION_DENIED');
     }
     // Consume does not imply read, read does not imply manage.
@@ -202,7 +250,10 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     for (const route of ROUTES.filter((r) => r.owned)) {
       expectError(await call(route, colleague.token), 404, 'NOT_FOUND');
     }
-    const theirs = await api(base, 'GET', `/v1/subscriptions?queue_id=${q1}`, { token: colleague.token, expect: 'validateSubscriptionList' });
+    const theirs = await api(base, 'GET', `/v1/subscriptions?queue_id=${q1}`, {
+      token: colleague.token,
+      expect: 'validateSubscriptionList',
+    });
     expect(theirs.json.data.items.map((s: any) => s.id)).not.toContain(sub.id);
     expect(await snapshot()).toEqual(before);
   });
@@ -210,10 +261,18 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
   it('answers NOT_FOUND for a queue outside the credential, and for unknown subscriptions and deliveries', async () => {
     const before = await snapshot();
     for (const queue of [foreignQueue, otherNamespaceQueue, hex32()]) {
-      expectError(await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: { name: 'elsewhere', queue_id: queue } }), 404, 'NOT_FOUND');
+      expectError(
+        await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: { name: 'elsewhere', queue_id: queue } }),
+        404,
+        'NOT_FOUND',
+      );
       expectError(await api(base, 'GET', `/v1/subscriptions?queue_id=${queue}`, { token: owner.token }), 404, 'NOT_FOUND');
       expectError(
-        await api(base, 'POST', `/v1/queues/${queue}/results`, { token: owner.token, key: newKey(), body: { type: 'task.failed', task_id: hex32(), task_revision: '1' } }),
+        await api(base, 'POST', `/v1/queues/${queue}/results`, {
+          token: owner.token,
+          key: newKey(),
+          body: { type: 'task.failed', task_id: hex32(), task_revision: '1' },
+        }),
         404,
         'NOT_FOUND',
       );
@@ -224,12 +283,20 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     expectError(await api(base, 'GET', `/v1/subscriptions/${unknown}/history`, { token: owner.token }), 404, 'NOT_FOUND');
     expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries/${hex32()}`, { token: owner.token }), 404, 'NOT_FOUND');
     expectError(
-      await api(base, 'POST', `/v1/subscriptions/${unknown}:configure`, { token: owner.token, key: newKey(), body: { expected_revision: '1', enabled: false, reason: 'r' } }),
+      await api(base, 'POST', `/v1/subscriptions/${unknown}:configure`, {
+        token: owner.token,
+        key: newKey(),
+        body: { expected_revision: '1', enabled: false, reason: 'r' },
+      }),
       404,
       'NOT_FOUND',
     );
     expectError(
-      await api(base, 'POST', `/v1/subscriptions/${sub.id}/deliveries/${hex32()}:retry`, { token: owner.token, key: newKey(), body: { expected_revision: '1', reason: 'r', additional_attempts: 1 } }),
+      await api(base, 'POST', `/v1/subscriptions/${sub.id}/deliveries/${hex32()}:retry`, {
+        token: owner.token,
+        key: newKey(),
+        body: { expected_revision: '1', reason: 'r', additional_attempts: 1 },
+      }),
       404,
       'NOT_FOUND',
     );
@@ -240,12 +307,19 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     const before = await snapshot();
     for (const route of ROUTES.filter((r) => r.name !== 'list' && r.name !== 'deliveries' && r.name !== 'history')) {
       for (const query of ['?x=1', `?queue_id=${q1}`, '?limit=1', `?access_token=${owner.token}`, '?cursor=abc', '?x']) {
-        const res = await api(base, route.method, route.path() + query, { token: owner.token, ...(route.method === 'POST' ? { key: newKey(), body: route.body!() } : {}) });
+        const res = await api(base, route.method, route.path() + query, {
+          token: owner.token,
+          ...(route.method === 'POST' ? { key: newKey(), body: route.body!() } : {}),
+        });
         expectError(res, 400, 'INVALID_ARGUMENT');
       }
     }
     for (const query of ['?x=1', `?queue_id=${q1}`, '?state=ACKED&state=ACKED', '?limit=1&limit=1', '?State=ACKED', '?LIMIT=1']) {
-      expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries${query}`, { token: owner.token }), 400, 'INVALID_ARGUMENT');
+      expectError(
+        await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries${query}`, { token: owner.token }),
+        400,
+        'INVALID_ARGUMENT',
+      );
       expectError(await api(base, 'GET', `/v1/subscriptions/${sub.id}/history${query}`, { token: owner.token }), 400, 'INVALID_ARGUMENT');
     }
     expectError(await api(base, 'GET', '/healthz?x=1'), 400, 'INVALID_ARGUMENT');
@@ -300,7 +374,12 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       expectError(await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key, rawBody }), 400, 'INVALID_ARGUMENT');
       expect(await snapshot()).toEqual(before);
       // The refused request did not use up its key.
-      const ok = await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key, body: { name: `after-${key}`, queue_id: q2 }, expect: 'validateSubscriptionResult' });
+      const ok = await api(base, 'POST', '/v1/subscriptions', {
+        token: owner.token,
+        key,
+        body: { name: `after-${key}`, queue_id: q2 },
+        expect: 'validateSubscriptionResult',
+      });
       expect(ok.status, ok.text).toBe(201);
       expect(ok.json.data.deduplicated).toBe(false);
     });
@@ -308,8 +387,15 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     it('accepts the largest uint64 as a canonical counter (then STATE_CONFLICT on the revision)', async () => {
       const before = await snapshot();
       for (const action of ['configure', 'retire']) {
-        const body = action === 'configure' ? { expected_revision: '18446744073709551615', enabled: true, reason: 'r' } : { expected_revision: '18446744073709551615', reason: 'r' };
-        expectError(await api(base, 'POST', `/v1/subscriptions/${sub.id}:${action}`, { token: owner.token, key: newKey(), body }), 409, 'STATE_CONFLICT');
+        const body =
+          action === 'configure'
+            ? { expected_revision: '18446744073709551615', enabled: true, reason: 'r' }
+            : { expected_revision: '18446744073709551615', reason: 'r' };
+        expectError(
+          await api(base, 'POST', `/v1/subscriptions/${sub.id}:${action}`, { token: owner.token, key: newKey(), body }),
+          409,
+          'STATE_CONFLICT',
+        );
       }
       expect(await snapshot()).toEqual(before);
     });
@@ -317,9 +403,21 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     it('refuses unknown fields, aliases, duplicate keys and non-canonical counters on configure, retire, retry and publish', async () => {
       const before = await snapshot();
       const targets: Array<{ path: string; good: Record<string, unknown>; counter: string }> = [
-        { path: `/v1/subscriptions/${sub.id}:configure`, good: { expected_revision: sub.revision, enabled: false, reason: 'r' }, counter: 'expected_revision' },
-        { path: `/v1/subscriptions/${sub.id}:retire`, good: { expected_revision: sub.revision, reason: 'r' }, counter: 'expected_revision' },
-        { path: `/v1/subscriptions/${sub.id}/deliveries/${deliveryId}:retry`, good: { expected_revision: '1', reason: 'r', additional_attempts: 1 }, counter: 'expected_revision' },
+        {
+          path: `/v1/subscriptions/${sub.id}:configure`,
+          good: { expected_revision: sub.revision, enabled: false, reason: 'r' },
+          counter: 'expected_revision',
+        },
+        {
+          path: `/v1/subscriptions/${sub.id}:retire`,
+          good: { expected_revision: sub.revision, reason: 'r' },
+          counter: 'expected_revision',
+        },
+        {
+          path: `/v1/subscriptions/${sub.id}/deliveries/${deliveryId}:retry`,
+          good: { expected_revision: '1', reason: 'r', additional_attempts: 1 },
+          counter: 'expected_revision',
+        },
         { path: `/v1/queues/${q1}/results`, good: { type: 'task.failed', task_id: hex32(), task_revision: '1' }, counter: 'task_revision' },
       ];
       for (const target of targets) {
@@ -334,7 +432,9 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
           `{${inner},"${escaped}":${JSON.stringify(target.good[firstKey])}}`,
           `{${inner},"namespace_id":"${hex32()}"}`,
           `{${inner},"credential_id":"${owner.credential_id}"}`,
-          ...['01', '+1', '1.0', '-1', ' 1', '1 ', '0x1', '1e0', '', '18446744073709551616'].map((v) => JSON.stringify({ ...target.good, [target.counter]: v })),
+          ...['01', '+1', '1.0', '-1', ' 1', '1 ', '0x1', '1e0', '', '18446744073709551616'].map((v) =>
+            JSON.stringify({ ...target.good, [target.counter]: v }),
+          ),
           JSON.stringify({ ...target.good, [target.counter]: 1 }),
           JSON.stringify({ ...target.good, [target.counter]: null }),
         ];
@@ -348,11 +448,32 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     it('refuses a wrong Content-Type', async () => {
       const before = await snapshot();
       const body = JSON.stringify({ name: 'content-type', queue_id: q1 });
-      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'application/json-patch+json', 'application/json; charset=latin1', 'multipart/form-data; boundary=x']) {
-        expectError(await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), rawBody: body, headers: { 'content-type': type } }), 400, 'INVALID_ARGUMENT');
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/jsonx',
+        'application/json-patch+json',
+        'application/json; charset=latin1',
+        'multipart/form-data; boundary=x',
+      ]) {
+        expectError(
+          await api(base, 'POST', '/v1/subscriptions', {
+            token: owner.token,
+            key: newKey(),
+            rawBody: body,
+            headers: { 'content-type': type },
+          }),
+          400,
+          'INVALID_ARGUMENT',
+        );
       }
       // No Content-Type at all.
-      const res = await rawApi(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: new TextEncoder().encode(body), contentType: '' });
+      const res = await rawApi(base, 'POST', '/v1/subscriptions', {
+        token: owner.token,
+        key: newKey(),
+        body: new TextEncoder().encode(body),
+        contentType: '',
+      });
       expectError(res, 400, 'INVALID_ARGUMENT');
       expect(await snapshot()).toEqual(before);
     });
@@ -362,9 +483,17 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       const json = JSON.stringify({ name: 'big-body', queue_id: q1 });
       const over = json + ' '.repeat(MAX_BODY + 1 - json.length);
       expect(Buffer.byteLength(over)).toBe(MAX_BODY + 1);
-      expectError(await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), rawBody: over }), 400, 'INVALID_ARGUMENT');
+      expectError(
+        await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), rawBody: over }),
+        400,
+        'INVALID_ARGUMENT',
+      );
       const huge = JSON.stringify({ name: 'big-body', queue_id: q1, extra: 'x'.repeat(2 * MAX_BODY) });
-      expectError(await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), rawBody: huge }), 400, 'INVALID_ARGUMENT');
+      expectError(
+        await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), rawBody: huge }),
+        400,
+        'INVALID_ARGUMENT',
+      );
       // Without Content-Length (chunked): the limit still holds.
       const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
       let sent = 0;
@@ -376,11 +505,20 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
           sent += chunk.length;
         },
       });
-      expectError(await rawApi(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: stream }), 400, 'INVALID_ARGUMENT');
+      expectError(
+        await rawApi(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: stream }),
+        400,
+        'INVALID_ARGUMENT',
+      );
       expect(await snapshot()).toEqual(before);
 
       const exact = json + ' '.repeat(MAX_BODY - json.length);
-      const ok = await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), rawBody: exact, expect: 'validateSubscriptionResult' });
+      const ok = await api(base, 'POST', '/v1/subscriptions', {
+        token: owner.token,
+        key: newKey(),
+        rawBody: exact,
+        expect: 'validateSubscriptionResult',
+      });
       expect(ok.status, ok.text).toBe(201);
     });
 
@@ -390,12 +528,20 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       const suffix = new TextEncoder().encode('"}');
       for (const bad of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0x80], [0xf4, 0x90, 0x80, 0x80]]) {
         const bytes = new Uint8Array([...prefix, ...bad, ...suffix]);
-        expectError(await rawApi(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: bytes }), 400, 'INVALID_ARGUMENT');
+        expectError(
+          await rawApi(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: bytes }),
+          400,
+          'INVALID_ARGUMENT',
+        );
       }
       // Invalid UTF-8 inside a raw `result` is refused too.
       const publishPrefix = new TextEncoder().encode(`{"type":"task.failed","task_id":"${hex32()}","task_revision":"1","result":"`);
       expectError(
-        await rawApi(base, 'POST', `/v1/queues/${q1}/results`, { token: owner.token, key: newKey(), body: new Uint8Array([...publishPrefix, 0xff, ...suffix]) }),
+        await rawApi(base, 'POST', `/v1/queues/${q1}/results`, {
+          token: owner.token,
+          key: newKey(),
+          body: new Uint8Array([...publishPrefix, 0xff, ...suffix]),
+        }),
         400,
         'INVALID_ARGUMENT',
       );
@@ -423,7 +569,10 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       ['POST', `/v1/subscriptions/${sub.id}:rebind`],
     ];
     for (const [method, path] of cases) {
-      const res = await api(base, method, path, { token: owner.token, ...(method === 'POST' || method === 'PUT' || method === 'PATCH' ? { key: newKey(), body: {} } : {}) });
+      const res = await api(base, method, path, {
+        token: owner.token,
+        ...(method === 'POST' || method === 'PUT' || method === 'PATCH' ? { key: newKey(), body: {} } : {}),
+      });
       expectError(res, 404, 'NOT_FOUND');
     }
     expectError(await api(base, 'GET', '/v1/nope'), 404, 'NOT_FOUND');
@@ -434,11 +583,18 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     // A namespace at its limit, for SUBSCRIPTION_LIMIT.
     const full = await server.bootstrap({ namespace: 'sec-full', application: 'app', queues: ['fq'] });
     for (let i = 0; i < 64; i++) {
-      const res = await api(base, 'POST', '/v1/subscriptions', { token: full.token, key: newKey(), body: { name: `full-${i}`, queue_id: full.queue_ids.fq! } });
+      const res = await api(base, 'POST', '/v1/subscriptions', {
+        token: full.token,
+        key: newKey(),
+        body: { name: `full-${i}`, queue_id: full.queue_ids.fq! },
+      });
       expect(res.status, res.text).toBe(201);
     }
     const usedKey = newKey();
-    expect((await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: usedKey, body: { name: 'table-idem', queue_id: q2 } })).status).toBe(201);
+    expect(
+      (await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: usedKey, body: { name: 'table-idem', queue_id: q2 } }))
+        .status,
+    ).toBe(201);
     // Retention: results below `boundary + 1` are pruned.
     for (let i = 0; i < 3; i++) await publish(q2);
     const { head } = await server.orbit.store.logPosition();
@@ -446,21 +602,53 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     const boundary = head - 1n;
 
     const table: Array<{ code: string; status: number; send: () => Promise<ApiResponse> }> = [
-      { code: 'INVALID_ARGUMENT', status: 400, send: () => api(base, 'POST', '/v1/subscriptions', { token: owner.token, body: { name: 'no-key', queue_id: q1 } }) },
+      {
+        code: 'INVALID_ARGUMENT',
+        status: 400,
+        send: () => api(base, 'POST', '/v1/subscriptions', { token: owner.token, body: { name: 'no-key', queue_id: q1 } }),
+      },
       { code: 'UNAUTHENTICATED', status: 401, send: () => api(base, 'GET', `/v1/subscriptions/${sub.id}`) },
-      { code: 'PERMISSION_DENIED', status: 403, send: () => api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: lacking['events:read']!.token }) },
+      {
+        code: 'PERMISSION_DENIED',
+        status: 403,
+        send: () => api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: lacking['events:read']!.token }),
+      },
       { code: 'NOT_FOUND', status: 404, send: () => api(base, 'GET', `/v1/subscriptions/${sub.id}`, { token: colleague.token }) },
       {
         code: 'STATE_CONFLICT',
         status: 409,
-        send: () => api(base, 'POST', `/v1/subscriptions/${sub.id}:configure`, { token: owner.token, key: newKey(), body: { expected_revision: '999', enabled: true, reason: 'r' } }),
+        send: () =>
+          api(base, 'POST', `/v1/subscriptions/${sub.id}:configure`, {
+            token: owner.token,
+            key: newKey(),
+            body: { expected_revision: '999', enabled: true, reason: 'r' },
+          }),
       },
-      { code: 'IDEMPOTENCY_CONFLICT', status: 409, send: () => api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: usedKey, body: { name: 'table-idem-2', queue_id: q2 } }) },
-      { code: 'SUBSCRIPTION_LIMIT', status: 409, send: () => api(base, 'POST', '/v1/subscriptions', { token: full.token, key: newKey(), body: { name: 'full-64', queue_id: full.queue_ids.fq! } }) },
+      {
+        code: 'IDEMPOTENCY_CONFLICT',
+        status: 409,
+        send: () =>
+          api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: usedKey, body: { name: 'table-idem-2', queue_id: q2 } }),
+      },
+      {
+        code: 'SUBSCRIPTION_LIMIT',
+        status: 409,
+        send: () =>
+          api(base, 'POST', '/v1/subscriptions', {
+            token: full.token,
+            key: newKey(),
+            body: { name: 'full-64', queue_id: full.queue_ids.fq! },
+          }),
+      },
       {
         code: 'EVENT_HISTORY_EXPIRED',
         status: 410,
-        send: () => api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: { name: 'too-old', queue_id: q2, from_sequence: (boundary - 1n).toString() } }),
+        send: () =>
+          api(base, 'POST', '/v1/subscriptions', {
+            token: owner.token,
+            key: newKey(),
+            body: { name: 'too-old', queue_id: q2, from_sequence: (boundary - 1n).toString() },
+          }),
       },
     ];
     const before = await snapshot();
@@ -471,7 +659,11 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
     }
     expect(await snapshot()).toEqual(before);
     // The boundary itself is still a valid start.
-    const atBoundary = await api(base, 'POST', '/v1/subscriptions', { token: owner.token, key: newKey(), body: { name: 'at-boundary', queue_id: q2, from_sequence: boundary.toString() } });
+    const atBoundary = await api(base, 'POST', '/v1/subscriptions', {
+      token: owner.token,
+      key: newKey(),
+      body: { name: 'at-boundary', queue_id: q2, from_sequence: boundary.toString() },
+    });
     expect(atBoundary.status, atBoundary.text).toBe(201);
     expect(atBoundary.json.data.subscription.cursor_sequence).toBe(boundary.toString());
   });

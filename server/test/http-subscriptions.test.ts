@@ -104,7 +104,11 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
 
   describe('create', () => {
     it('answers 201 with the normalized type order and the defaults', async () => {
-      const sub = await created({ name: 'create-defaults', queue_id: q1, types: ['task.succeeded', 'task.needs_review', 'task.failed', 'task.cancelled'] });
+      const sub = await created({
+        name: 'create-defaults',
+        queue_id: q1,
+        types: ['task.succeeded', 'task.needs_review', 'task.failed', 'task.cancelled'],
+      });
       expect(sub).toMatchObject({
         queue_id: q1,
         credential_id: owner.credential_id,
@@ -213,7 +217,18 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
 
     it('applies the name rules', async () => {
       const before = await allOf(q1);
-      for (const name of ['', 'a'.repeat(129), '-leading', '.leading', '_leading', 'caf\u00e9', 'with space', 'slash/name', 'colon:name', '\u0661\u0662']) {
+      for (const name of [
+        '',
+        'a'.repeat(129),
+        '-leading',
+        '.leading',
+        '_leading',
+        'caf\u00e9',
+        'with space',
+        'slash/name',
+        'colon:name',
+        '\u0661\u0662',
+      ]) {
         expectError(await create({ name, queue_id: q1 }), 400, 'INVALID_ARGUMENT');
       }
       expectError(await create({ name: 42, queue_id: q1 }), 400, 'INVALID_ARGUMENT');
@@ -246,7 +261,12 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       for (let i = 0; i < 60; i++) ids.push((await created({ name: `limit-${i}`, queue_id: lq }, ns.token)).id);
       // The limit is per namespace, not per credential or queue.
       for (let i = 60; i < 64; i++) ids.push((await created({ name: `limit-${i}`, queue_id: other.queue_ids.lq2! }, other.token)).id);
-      const paused = await configure(ids[0]!, { expected_revision: '1', enabled: false, reason: 'paused still counts' }, newKey(), ns.token);
+      const paused = await configure(
+        ids[0]!,
+        { expected_revision: '1', enabled: false, reason: 'paused still counts' },
+        newKey(),
+        ns.token,
+      );
       expect(paused.status).toBe(200);
 
       const before = await allOf(lq, ns.token);
@@ -275,7 +295,9 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
     it('lists newest first (created_at DESC, id DESC) and pages without duplicates or gaps', async () => {
       const made: any[] = [];
       for (let i = 0; i < 5; i++) made.push(await created({ name: `paged-${i}`, queue_id: q2 }));
-      const expected = [...made].sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1));
+      const expected = [...made].sort((a, b) =>
+        a.created_at === b.created_at ? (a.id < b.id ? 1 : -1) : a.created_at < b.created_at ? 1 : -1,
+      );
 
       const whole = await list(`?queue_id=${q2}`);
       expect(whole.status).toBe(200);
@@ -312,7 +334,17 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
 
       const flip = (s: string, at: number): string => s.slice(0, at) + (s[at] === 'A' ? 'B' : 'A') + s.slice(at + 1);
       const dot = cursor.indexOf('.');
-      const tampered = [flip(cursor, 0), flip(cursor, cursor.length - 1), dot > 0 ? flip(cursor, dot + 1) : `${cursor}x`, `${cursor}A`, cursor.slice(1), 'abc', 'a.b', '.', ''];
+      const tampered = [
+        flip(cursor, 0),
+        flip(cursor, cursor.length - 1),
+        dot > 0 ? flip(cursor, dot + 1) : `${cursor}x`,
+        `${cursor}A`,
+        cursor.slice(1),
+        'abc',
+        'a.b',
+        '.',
+        '',
+      ];
       for (const bad of tampered) {
         expectError(await list(`?queue_id=${q2}&limit=1&cursor=${encodeURIComponent(bad)}`), 400, 'INVALID_ARGUMENT');
       }
@@ -359,7 +391,13 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       const pause = await configure(sub.id, { expected_revision: '1', enabled: false, reason: 'receiver maintenance' }, pauseKey);
       expect(pause.status).toBe(200);
       expect(pause.json.data.deduplicated).toBe(false);
-      expect(pause.json.data.subscription).toMatchObject({ id: sub.id, revision: '2', enabled: false, cursor_sequence: sub.cursor_sequence, created_at: sub.created_at });
+      expect(pause.json.data.subscription).toMatchObject({
+        id: sub.id,
+        revision: '2',
+        enabled: false,
+        cursor_sequence: sub.cursor_sequence,
+        created_at: sub.created_at,
+      });
       expect((await get(sub.id)).json.data).toEqual(pause.json.data.subscription);
 
       const again = await configure(sub.id, { expected_revision: '2', enabled: false, reason: 'still paused' });
@@ -370,7 +408,11 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       const replay = await configure(sub.id, { expected_revision: '1', enabled: false, reason: 'receiver maintenance' }, pauseKey);
       expect(replay.status).toBe(200);
       expect(replay.json.data).toEqual({ subscription: pause.json.data.subscription, deduplicated: true });
-      expectError(await configure(sub.id, { expected_revision: '3', enabled: true, reason: 'receiver maintenance' }, pauseKey), 409, 'IDEMPOTENCY_CONFLICT');
+      expectError(
+        await configure(sub.id, { expected_revision: '3', enabled: true, reason: 'receiver maintenance' }, pauseKey),
+        409,
+        'IDEMPOTENCY_CONFLICT',
+      );
       expect((await get(sub.id)).json.data).toMatchObject({ revision: '3', enabled: false });
 
       const resume = await configure(sub.id, { expected_revision: '3', enabled: true, reason: 'back' });
@@ -418,7 +460,12 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
     it('retires with retired_at and retired_sequence, replays, and stays readable but frozen', async () => {
       const sub = await created({ name: 'retiring', queue_id: q3, types: ['task.failed'] });
       expectError(await retire(sub.id, { expected_revision: '2', reason: 'done' }), 409, 'STATE_CONFLICT');
-      for (const body of [{ expected_revision: '1' }, { reason: 'done' }, { expected_revision: '1', reason: '' }, { expected_revision: '1', reason: 'done', enabled: false }]) {
+      for (const body of [
+        { expected_revision: '1' },
+        { reason: 'done' },
+        { expected_revision: '1', reason: '' },
+        { expected_revision: '1', reason: 'done', enabled: false },
+      ]) {
         expectError(await retire(sub.id, body), 400, 'INVALID_ARGUMENT');
       }
       expect((await get(sub.id)).json.data).toEqual(sub);
@@ -439,9 +486,16 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
 
       const read = await get(sub.id);
       expect(read.status).toBe(200);
-      expect(read.json.data).toMatchObject({ retired_at: retired.retired_at, retired_sequence: retired.retired_sequence, revision: retired.revision });
+      expect(read.json.data).toMatchObject({
+        retired_at: retired.retired_at,
+        retired_sequence: retired.retired_sequence,
+        revision: retired.revision,
+      });
       expect((await allOf(q3)).find((s) => s.id === sub.id)).toMatchObject({ retired_at: retired.retired_at });
-      const deliveries = await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries`, { token: owner.token, expect: 'validateDeliveryList' });
+      const deliveries = await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries`, {
+        token: owner.token,
+        expect: 'validateDeliveryList',
+      });
       expect(deliveries.status).toBe(200);
 
       // Never configured, enabled or retired again.
@@ -455,7 +509,12 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       const sub = await created({ name: 'retire-waiting', queue_id: q3, types: ['task.succeeded'] });
       await publish(q3, 'task.failed');
       await publish(q3, 'task.requeued');
-      const skipping = await created({ name: 'retire-skipping', queue_id: q3, types: ['task.cancelled'], from_sequence: sub.cursor_sequence });
+      const skipping = await created({
+        name: 'retire-skipping',
+        queue_id: q3,
+        types: ['task.cancelled'],
+        from_sequence: sub.cursor_sequence,
+      });
       await publish(q3, 'task.succeeded');
       expectError(await retire(sub.id, { expected_revision: '1', reason: 'not yet' }), 409, 'STATE_CONFLICT');
       expect((await get(sub.id)).json.data).not.toHaveProperty('retired_at');
@@ -476,7 +535,10 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       await socket.waitClosed();
       expect(socket.invalid).toEqual([]);
 
-      const leased = await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries?state=LEASED`, { token: owner.token, expect: 'validateDeliveryList' });
+      const leased = await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries?state=LEASED`, {
+        token: owner.token,
+        expect: 'validateDeliveryList',
+      });
       expect(leased.json.data.items.map((d: any) => d.id)).toEqual([deliver.body.delivery.id]);
       expectError(await retire(sub.id, { expected_revision: '1', reason: 'too early' }), 409, 'STATE_CONFLICT');
       expect((await get(sub.id)).json.data).not.toHaveProperty('retired_at');
@@ -496,7 +558,10 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       const res = await retire(sub.id, { expected_revision: current.revision, reason: 'drained' });
       expect(res.status, res.text).toBe(200);
       // Retired subscriptions keep their delivery history readable.
-      const history = await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries`, { token: owner.token, expect: 'validateDeliveryList' });
+      const history = await api(base, 'GET', `/v1/subscriptions/${sub.id}/deliveries`, {
+        token: owner.token,
+        expect: 'validateDeliveryList',
+      });
       expect(history.json.data.items.map((d: any) => [d.id, d.state])).toEqual([[deliver.body.delivery.id, 'ACKED']]);
     });
   });
@@ -519,7 +584,10 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
         revision = res.json.data.subscription.revision;
       }
       // A replay, a stale revision and an invalid body leave no trace.
-      expect((await configure(sub.id, { expected_revision: sub.revision, enabled: false, reason: 'maintenance window' }, pauseKey)).json.data.deduplicated).toBe(true);
+      expect(
+        (await configure(sub.id, { expected_revision: sub.revision, enabled: false, reason: 'maintenance window' }, pauseKey)).json.data
+          .deduplicated,
+      ).toBe(true);
       expectError(await configure(sub.id, { expected_revision: sub.revision, enabled: true, reason: 'stale' }), 409, 'STATE_CONFLICT');
       expectError(await configure(sub.id, { expected_revision: revision, enabled: true }), 400, 'INVALID_ARGUMENT');
       const retired = await retire(sub.id, { expected_revision: revision, reason: 'replaced by v2' });
@@ -539,7 +607,8 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       ]);
       expect(items[0]).toMatchObject({ retired_sequence: final.retired_sequence, created_at: final.retired_at });
       expect(items[4]).toMatchObject({ from_sequence: from, created_at: sub.created_at });
-      for (const entry of items.slice(1, 4)) expect(Object.keys(entry).sort()).toEqual(['action', 'created_at', 'id', 'reason', 'revision']);
+      for (const entry of items.slice(1, 4))
+        expect(Object.keys(entry).sort()).toEqual(['action', 'created_at', 'id', 'reason', 'revision']);
       expect(new Set(items.map((e) => e.id)).size).toBe(items.length);
       // Times never increase down the list.
       const times = items.map((e) => Date.parse(e.created_at));
@@ -571,7 +640,8 @@ describe.each(STORES)('subscriptions over HTTP (%s)', (kind) => {
       const other = await created({ name: 'history-other', queue_id: q3 });
       expectError(await history(other.id, `?cursor=${encodeURIComponent(first)}`), 400, 'INVALID_ARGUMENT');
       expectError(await history(sub.id, `?cursor=${encodeURIComponent(first.slice(0, -1))}`), 400, 'INVALID_ARGUMENT');
-      for (const query of ['?limit=0', '?limit=101', '?state=PENDING', '?limit=1&limit=1', '?foo=1']) expectError(await history(sub.id, query), 400, 'INVALID_ARGUMENT');
+      for (const query of ['?limit=0', '?limit=101', '?state=PENDING', '?limit=1&limit=1', '?foo=1'])
+        expectError(await history(sub.id, query), 400, 'INVALID_ARGUMENT');
 
       const colleague = await server.bootstrap({ namespace: 'subs', application: 'app', queues: ['q3'] });
       expectError(await history(sub.id, '', colleague.token), 404, 'NOT_FOUND');

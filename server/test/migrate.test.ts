@@ -36,7 +36,11 @@ async function legacyDatabase(kind: StoreKind, steps = PRE_DRIZZLE.length): Prom
     await db.run(ORBIT_MIGRATIONS[kind]);
     for (const migration of PRE_DRIZZLE.slice(0, steps)) {
       for (const statement of migration.statements[kind]) await db.run(statement);
-      await db.run('INSERT INTO orbit_migrations (version, name, applied_at) VALUES (?, ?, ?)', [migration.version, migration.name, 1000 + migration.version]);
+      await db.run('INSERT INTO orbit_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+        migration.version,
+        migration.name,
+        1000 + migration.version,
+      ]);
     }
     await db.run("INSERT INTO namespaces (id, name, created_at) VALUES (?, 'legacy', 5)", [NAMESPACE]);
     await db.run('UPDATE result_head SET head_sequence = 41, retention_boundary = 40 WHERE id = 1');
@@ -53,16 +57,24 @@ async function legacyDatabase(kind: StoreKind, steps = PRE_DRIZZLE.length): Prom
  */
 async function schemaOf(db: Database): Promise<Row> {
   if (db.dialect === 'mysql') {
-    const tables = await db.all("SELECT TABLE_NAME AS name, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'orbit_migrations' ORDER BY TABLE_NAME");
+    const tables = await db.all(
+      "SELECT TABLE_NAME AS name, ENGINE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'orbit_migrations' ORDER BY TABLE_NAME",
+    );
     const where = "TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'orbit_migrations'";
     return {
       tables,
       create: await Promise.all(tables.map(async (t) => (await db.all(`SHOW CREATE TABLE \`${String(t.name)}\``))[0]!['Create Table'])),
-      columns: await db.all(`SELECT TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, CHARACTER_SET_NAME, COLLATION_NAME, COLUMN_KEY, EXTRA FROM information_schema.COLUMNS WHERE ${where} ORDER BY TABLE_NAME, ORDINAL_POSITION`),
-      indexes: await db.all(`SELECT TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, COLLATION, SUB_PART, INDEX_TYPE FROM information_schema.STATISTICS WHERE ${where} ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`),
+      columns: await db.all(
+        `SELECT TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, CHARACTER_SET_NAME, COLLATION_NAME, COLUMN_KEY, EXTRA FROM information_schema.COLUMNS WHERE ${where} ORDER BY TABLE_NAME, ORDINAL_POSITION`,
+      ),
+      indexes: await db.all(
+        `SELECT TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE, COLLATION, SUB_PART, INDEX_TYPE FROM information_schema.STATISTICS WHERE ${where} ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX`,
+      ),
     };
   }
-  const tables = await db.all("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'orbit_migrations' ORDER BY name");
+  const tables = await db.all(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'orbit_migrations' ORDER BY name",
+  );
   const shape: Row = {};
   for (const { name } of tables) {
     const indexes = [];
@@ -128,9 +140,14 @@ describe.each(STORES)('migrations on %s', (kind) => {
     try {
       expect(store.migrations).toEqual({ applied: tags, adopted: false, current: tags.at(-1) });
       const columns: Record<string, string[]> = {};
-      const rows = kind === 'mysql'
-        ? await store.db.all("SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'orbit_migrations' ORDER BY TABLE_NAME, ORDINAL_POSITION")
-        : await store.db.all("SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> 'orbit_migrations' ORDER BY m.name, p.cid");
+      const rows =
+        kind === 'mysql'
+          ? await store.db.all(
+              "SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME <> 'orbit_migrations' ORDER BY TABLE_NAME, ORDINAL_POSITION",
+            )
+          : await store.db.all(
+              "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> 'orbit_migrations' ORDER BY m.name, p.cid",
+            );
       for (const row of rows) (columns[String(row.t)] ??= []).push(String(row.c));
       expect(columns).toEqual(declared(kind));
       const head = await store.db.all('SELECT id, head_sequence, retention_boundary FROM result_head');
@@ -144,7 +161,11 @@ describe.each(STORES)('migrations on %s', (kind) => {
   it('`orbit migrate` processes started together on one database apply the chain once and all succeed', async () => {
     const database = await fresh();
     const runs = await Promise.all([1, 2, 3].map(() => runOrbit(['migrate', '--database', database.url], {}, 60_000)));
-    expect(runs.map((r) => [r.code, r.stderr])).toEqual([[0, ''], [0, ''], [0, '']]);
+    expect(runs.map((r) => [r.code, r.stderr])).toEqual([
+      [0, ''],
+      [0, ''],
+      [0, ''],
+    ]);
     const reports = runs.map((r) => JSON.parse(r.stdout) as { applied: string[]; current: string });
     expect(reports.map((r) => r.applied).sort((a, b) => b.length - a.length)).toEqual([tags, [], []]);
     expect(reports.map((r) => r.current)).toEqual([tags.at(-1), tags.at(-1), tags.at(-1)]);
@@ -180,7 +201,9 @@ describe.each(STORES)('migrations on %s', (kind) => {
         [3, '0002_operations_indexes', 1002],
         [4, '0003_claim_index', 1003],
       ]);
-      expect(records.slice(LEGACY_EQUIVALENT).map(([version, name]) => [version, name])).toEqual(newer.map((tag, i) => [LEGACY_EQUIVALENT + i + 1, tag]));
+      expect(records.slice(LEGACY_EQUIVALENT).map(([version, name]) => [version, name])).toEqual(
+        newer.map((tag, i) => [LEGACY_EQUIVALENT + i + 1, tag]),
+      );
       expect(await store.db.all('SELECT name FROM namespaces WHERE id = ?', [NAMESPACE])).toEqual([{ name: 'legacy' }]);
       expect(await store.logPosition()).toEqual({ head: 41n, boundary: 40n });
       expect(String((await store.db.all("SELECT value FROM orbit_meta WHERE name = 'cursor_secret'"))[0]!.value)).toBe('kept');

@@ -29,7 +29,12 @@ describe('three nodes on one MySQL database', () => {
   });
 
   it('delivers every result exactly once across nodes and ACKs all of them', async () => {
-    const boot = await store.bootstrap({ namespace: 'multi', application: 'app', queues: ['q'], permissions: ['events:manage', 'events:read', 'events:consume'] });
+    const boot = await store.bootstrap({
+      namespace: 'multi',
+      application: 'app',
+      queues: ['q'],
+      permissions: ['events:manage', 'events:read', 'events:consume'],
+    });
     const queueId = boot.queue_ids.q!;
     const created = await api(nodes[0]!.url, 'POST', '/v1/subscriptions', {
       token: boot.token,
@@ -55,7 +60,12 @@ describe('three nodes on one MySQL database', () => {
     for (const s of extra) s.close();
 
     for (let i = 0; i < RESULTS; i += 250) {
-      const batch = Array.from({ length: Math.min(250, RESULTS - i) }, (_, j) => ({ queueId, type: 'task.succeeded' as const, taskId: TASK, taskRevision: String(i + j + 1) }));
+      const batch = Array.from({ length: Math.min(250, RESULTS - i) }, (_, j) => ({
+        queueId,
+        type: 'task.succeeded' as const,
+        taskId: TASK,
+        taskRevision: String(i + j + 1),
+      }));
       await store.appendResults(batch);
     }
 
@@ -85,7 +95,10 @@ describe('three nodes on one MySQL database', () => {
       expect(socket.invalid).toEqual([]);
       socket.close();
     }
-    const [row] = await store.db.all("SELECT COUNT(*) AS total, SUM(CASE WHEN state = 'ACKED' THEN 1 ELSE 0 END) AS acked FROM deliveries WHERE subscription_id = ?", [subscriptionId]);
+    const [row] = await store.db.all(
+      "SELECT COUNT(*) AS total, SUM(CASE WHEN state = 'ACKED' THEN 1 ELSE 0 END) AS acked FROM deliveries WHERE subscription_id = ?",
+      [subscriptionId],
+    );
     expect(Number(row!.total)).toBe(RESULTS);
     expect(Number(row!.acked)).toBe(RESULTS);
   }, 180_000);

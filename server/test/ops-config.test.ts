@@ -28,11 +28,25 @@ function file(name: string, text: string): string {
 
 describe('orbit settings', () => {
   it('MUST take each setting from the flag, else the environment, else the config file, else the default', async () => {
-    const yaml = file('precedence.yaml', ['lease_duration_ms: 1111', 'heartbeat_interval_ms: 2222', 'idle_timeout_ms: 3333', 'metrics: token', 'metrics_token: "file-token-0123456789"', 'allowed_origins: [https://a.example, https://b.example]', ''].join('\n'));
-    const run = await runOrbit(['settings', '--config', yaml, '--idle-timeout-ms', '6666', '--database', 'mysql://orbit:s3cret@127.0.0.1:3306/orbit'], {
-      ORBIT_HEARTBEAT_INTERVAL_MS: '4444',
-      ORBIT_IDLE_TIMEOUT_MS: '5555',
-    });
+    const yaml = file(
+      'precedence.yaml',
+      [
+        'lease_duration_ms: 1111',
+        'heartbeat_interval_ms: 2222',
+        'idle_timeout_ms: 3333',
+        'metrics: token',
+        'metrics_token: "file-token-0123456789"',
+        'allowed_origins: [https://a.example, https://b.example]',
+        '',
+      ].join('\n'),
+    );
+    const run = await runOrbit(
+      ['settings', '--config', yaml, '--idle-timeout-ms', '6666', '--database', 'mysql://orbit:s3cret@127.0.0.1:3306/orbit'],
+      {
+        ORBIT_HEARTBEAT_INTERVAL_MS: '4444',
+        ORBIT_IDLE_TIMEOUT_MS: '5555',
+      },
+    );
     expect(run.code, run.stderr).toBe(0);
     const shown = JSON.parse(run.stdout);
     expect(shown.lease_duration_ms).toEqual({ value: 1111, source: 'file' });
@@ -57,10 +71,25 @@ describe('orbit settings', () => {
 
   // Representative cases through the real CLI; every other rule is covered in src/config.test.ts.
   const invalid: Array<[string, string[], Record<string, string>, RegExp]> = [
-    ['an environment value out of range', ['serve'], { ORBIT_LEASE_DURATION_MS: '5' }, /ORBIT_LEASE_DURATION_MS must be an integer from 100 to 3600000, got "5"/],
-    ['a flag value that is not a number', ['serve', '--max-connections', 'many'], {}, /--max-connections must be an integer from 1 to 100000/],
+    [
+      'an environment value out of range',
+      ['serve'],
+      { ORBIT_LEASE_DURATION_MS: '5' },
+      /ORBIT_LEASE_DURATION_MS must be an integer from 100 to 3600000, got "5"/,
+    ],
+    [
+      'a flag value that is not a number',
+      ['serve', '--max-connections', 'many'],
+      {},
+      /--max-connections must be an integer from 1 to 100000/,
+    ],
     ['token metrics without a token', ['serve', '--metrics', 'token'], {}, /metrics is "token" but no metrics_token is set/],
-    ['an unreadable certificate', ['serve', '--tls-cert', '/nonexistent/cert.pem', '--tls-key', '/nonexistent/key.pem'], {}, /--tls-cert: cannot read "\/nonexistent\/cert.pem"/],
+    [
+      'an unreadable certificate',
+      ['serve', '--tls-cert', '/nonexistent/cert.pem', '--tls-key', '/nonexistent/key.pem'],
+      {},
+      /--tls-cert: cannot read "\/nonexistent\/cert.pem"/,
+    ],
   ];
   for (const [what, args, env, message] of invalid) {
     // Independent processes: run them side by side.
@@ -95,7 +124,10 @@ describe.each(STORES)('orbit serve --config on %s', (kind) => {
   it('MUST serve with the listener, database and metrics of a YAML config file', async () => {
     const database = await freshDatabase(kind);
     const port = await freePort();
-    const config = file(`serve-${kind}.yaml`, [`listen: "127.0.0.1:${port}"`, `database_url: "${database.url}"`, 'metrics: open', 'lease_duration_ms: 1234', ''].join('\n'));
+    const config = file(
+      `serve-${kind}.yaml`,
+      [`listen: "127.0.0.1:${port}"`, `database_url: "${database.url}"`, 'metrics: open', 'lease_duration_ms: 1234', ''].join('\n'),
+    );
     const server = await serveOrbit(['--config', config]);
     try {
       expect(server.url).toBe(`http://127.0.0.1:${port}`);

@@ -39,7 +39,11 @@ describe.each(STORES)('health on %s', (kind) => {
     expect(refused.headers.get('retry-after')).toBe('1');
     // /healthz only says the process is up.
     expect((await api(server.url, 'GET', '/healthz')).status).toBe(200);
-    await server.orbit.store.db.run('INSERT INTO orbit_migrations (version, name, applied_at) VALUES (?, ?, ?)', [row!.version, row!.name, row!.applied_at]);
+    await server.orbit.store.db.run('INSERT INTO orbit_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+      row!.version,
+      row!.name,
+      row!.applied_at,
+    ]);
     expect((await api(server.url, 'GET', '/readyz')).status).toBe(200);
   });
 

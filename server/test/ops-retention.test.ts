@@ -37,7 +37,8 @@ describe.each(STORES)('periodic retention on %s', (kind) => {
   }
 
   const boundary = async (s: TestServer) => (await s.orbit.store.logPosition()).boundary;
-  const storedSequences = async (s: TestServer) => (await s.orbit.store.db.all('SELECT sequence FROM results ORDER BY sequence')).map((r) => Number(r.sequence));
+  const storedSequences = async (s: TestServer) =>
+    (await s.orbit.store.db.all('SELECT sequence FROM results ORDER BY sequence')).map((r) => Number(r.sequence));
 
   it('MUST keep the newest max_results results, refuse from_sequence below the boundary with 410, and keep the event of an unacknowledged delivery', async () => {
     const { server, token, queue } = await start({ ORBIT_RETENTION_MAX_RESULTS: '3' });
@@ -50,11 +51,18 @@ describe.each(STORES)('periodic retention on %s', (kind) => {
 
     await eventually(async () => (await boundary(server)) === 5n, 5_000, 'boundary 5');
     await eventually(async () => (await storedSequences(server)).join() === '1,6,7,8', 5_000, 'pruned 2..5');
-    const detail = await api(server.url, 'GET', `/v1/subscriptions/${holder.id}/deliveries/${held.id}`, { token, expect: 'validateDeliveryDetail' });
+    const detail = await api(server.url, 'GET', `/v1/subscriptions/${holder.id}/deliveries/${held.id}`, {
+      token,
+      expect: 'validateDeliveryDetail',
+    });
     expect(detail.status).toBe(200);
     expect(detail.json.data.event.sequence).toBe('1');
 
-    const refused = await api(server.url, 'POST', '/v1/subscriptions', { token, key: 'old', body: { name: 'too-old', queue_id: queue, from_sequence: '4' } });
+    const refused = await api(server.url, 'POST', '/v1/subscriptions', {
+      token,
+      key: 'old',
+      body: { name: 'too-old', queue_id: queue, from_sequence: '4' },
+    });
     expect(refused.status).toBe(410);
     expect(refused.json.error.code).toBe('EVENT_HISTORY_EXPIRED');
     expect((await subscribe(server.url, token, queue, { from_sequence: '5' })).cursor_sequence).toBe('5');

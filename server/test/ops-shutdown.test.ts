@@ -89,7 +89,11 @@ describe.each(STORES)('graceful shutdown on %s', (kind) => {
     const statuses: Array<number | 'refused'> = [];
     const publisher = async (lane: number) => {
       for (let i = 0; ; i++) {
-        const status = await api(node.url, 'POST', `/v1/queues/${queue}/results`, { token, key: `race-${lane}-${i}`, body: { type: 'task.failed', task_id: TASK, task_revision: '1' } }).then(
+        const status = await api(node.url, 'POST', `/v1/queues/${queue}/results`, {
+          token,
+          key: `race-${lane}-${i}`,
+          body: { type: 'task.failed', task_id: TASK, task_revision: '1' },
+        }).then(
           (r) => r.status,
           () => 'refused' as const,
         );
@@ -132,7 +136,12 @@ describe.each(STORES)('graceful shutdown on %s', (kind) => {
   });
 
   it('MUST exit 1 once ORBIT_SHUTDOWN_TIMEOUT_MS has passed, and at once on a second signal; the lease is kept either way', async () => {
-    const env = { ORBIT_SHUTDOWN_TIMEOUT_MS: '800', ORBIT_WRITE_TIMEOUT_MS: '60000', ORBIT_HELLO_TIMEOUT_MS: '60000', ORBIT_LEASE_DURATION_MS: '1500' };
+    const env = {
+      ORBIT_SHUTDOWN_TIMEOUT_MS: '800',
+      ORBIT_WRITE_TIMEOUT_MS: '60000',
+      ORBIT_HELLO_TIMEOUT_MS: '60000',
+      ORBIT_LEASE_DURATION_MS: '1500',
+    };
     const { node, token, queue } = await setup(env);
     const subscription = await subscribe(node.url, token, queue);
     await publish(node.url, token, queue, 1);

@@ -22,7 +22,11 @@ describe.each(STORES)('background lease sweep on %s', (kind) => {
   });
 
   async function start(env: Record<string, string> = {}, shareWith?: TestServer): Promise<TestServer> {
-    const server = await startTestServer(kind, { ORBIT_LEASE_DURATION_MS: '700', ORBIT_SWEEP_INTERVAL_MS: String(SWEEP_MS), ORBIT_POLL_INTERVAL_MS: '50', ...env }, shareWith?.database);
+    const server = await startTestServer(
+      kind,
+      { ORBIT_LEASE_DURATION_MS: '700', ORBIT_SWEEP_INTERVAL_MS: String(SWEEP_MS), ORBIT_POLL_INTERVAL_MS: '50', ...env },
+      shareWith?.database,
+    );
     servers.push(server);
     return server;
   }
@@ -55,14 +59,22 @@ describe.each(STORES)('background lease sweep on %s', (kind) => {
     expect((await deliveries(server.url, boot.token, retrying.id))[0].state).toBe('LEASED');
 
     await new Promise((resolve) => setTimeout(resolve, leaseEnd - Date.now()));
-    const [pending] = await eventually(async () => {
-      const items = await deliveries(server.url, boot.token, retrying.id);
-      return items[0].state === 'PENDING' ? items : null;
-    }, SWEEP_MS + 600, 'PENDING');
-    const [expired] = await eventually(async () => {
-      const items = await deliveries(server.url, boot.token, exhausted.id);
-      return items[0].state === 'EXPIRED' ? items : null;
-    }, SWEEP_MS + 600, 'EXPIRED');
+    const [pending] = await eventually(
+      async () => {
+        const items = await deliveries(server.url, boot.token, retrying.id);
+        return items[0].state === 'PENDING' ? items : null;
+      },
+      SWEEP_MS + 600,
+      'PENDING',
+    );
+    const [expired] = await eventually(
+      async () => {
+        const items = await deliveries(server.url, boot.token, exhausted.id);
+        return items[0].state === 'EXPIRED' ? items : null;
+      },
+      SWEEP_MS + 600,
+      'EXPIRED',
+    );
     expect(Date.now() - leaseEnd).toBeLessThan(SWEEP_MS + 600);
 
     // The decision is recoverExpiredLease's: attempts and epoch stay, the revision moves once.
@@ -86,16 +98,24 @@ describe.each(STORES)('background lease sweep on %s', (kind) => {
     const socket = await TestSocket.open(first.url, boot.token);
     sockets.push(socket);
     await socket.hello(subscription.id, 32);
-    const leased = await eventually(async () => (socket.frames.filter((f) => f.type === 'event.deliver').length === 20 ? true : null), 10_000, 'twenty deliveries');
+    const leased = await eventually(
+      async () => (socket.frames.filter((f) => f.type === 'event.deliver').length === 20 ? true : null),
+      10_000,
+      'twenty deliveries',
+    );
     expect(leased).toBe(true);
     socket.close();
     await configure(first.url, boot.token, subscription.id, false);
     const second = await start(env, first);
 
-    const items = await eventually(async () => {
-      const list = await deliveries(first.url, boot.token, subscription.id);
-      return list.length === 20 && list.every((d) => d.state === 'PENDING') ? list : null;
-    }, 10_000, 'all recovered');
+    const items = await eventually(
+      async () => {
+        const list = await deliveries(first.url, boot.token, subscription.id);
+        return list.length === 20 && list.every((d) => d.state === 'PENDING') ? list : null;
+      },
+      10_000,
+      'all recovered',
+    );
     // new (1) → leased (2) → recovered (3): a second recovery would have moved it again.
     expect(new Set(items.map((d) => d.revision))).toEqual(new Set(['3']));
     const recovered = async (server: TestServer) => {

@@ -18,7 +18,13 @@ interface Answer {
   readonly headers: Record<string, string | string[] | undefined>;
 }
 
-function https(base: string, ca: string | undefined, method: string, path: string, options: { token?: string; body?: unknown; key?: string } = {}): Promise<Answer> {
+function https(
+  base: string,
+  ca: string | undefined,
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; key?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const req = request(
@@ -44,7 +50,11 @@ function https(base: string, ca: string | undefined, method: string, path: strin
 }
 
 function wss(base: string, ca: string, token: string): Promise<WebSocket> {
-  const ws = new WebSocket(`${base.replace(/^https/, 'wss')}/v1/events/connect`, 'orbit.events.v1', { ca, headers: { authorization: `Bearer ${token}` }, perMessageDeflate: false });
+  const ws = new WebSocket(`${base.replace(/^https/, 'wss')}/v1/events/connect`, 'orbit.events.v1', {
+    ca,
+    headers: { authorization: `Bearer ${token}` },
+    perMessageDeflate: false,
+  });
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(ws));
     ws.once('error', reject);
@@ -64,7 +74,13 @@ function nextFrame(ws: WebSocket, type: string): Promise<any> {
 }
 
 const frame = (type: string, body: unknown, sessionId?: string) =>
-  JSON.stringify({ protocol_version: '1', type, message_id: Math.random().toString(16).slice(2).padEnd(32, '0').slice(0, 32), ...(sessionId ? { session_id: sessionId } : {}), body });
+  JSON.stringify({
+    protocol_version: '1',
+    type,
+    message_id: Math.random().toString(16).slice(2).padEnd(32, '0').slice(0, 32),
+    ...(sessionId ? { session_id: sessionId } : {}),
+    body,
+  });
 
 describe.each(STORES)('TLS on %s', (kind) => {
   let tls: ReturnType<typeof selfSignedCertificate>;
@@ -90,9 +106,17 @@ describe.each(STORES)('TLS on %s', (kind) => {
 
     const boot = await server.bootstrap();
     const queue = boot.queue_ids.q!;
-    const created = await https(server.url, ca, 'POST', '/v1/subscriptions', { token: boot.token, key: 'tls-sub', body: { name: 'over-tls', queue_id: queue } });
+    const created = await https(server.url, ca, 'POST', '/v1/subscriptions', {
+      token: boot.token,
+      key: 'tls-sub',
+      body: { name: 'over-tls', queue_id: queue },
+    });
     expect(created.status).toBe(201);
-    const published = await https(server.url, ca, 'POST', `/v1/queues/${queue}/results`, { token: boot.token, key: 'tls-pub', body: { type: 'task.succeeded', task_id: TASK, task_revision: '1', result: 12345678901234567890123 } });
+    const published = await https(server.url, ca, 'POST', `/v1/queues/${queue}/results`, {
+      token: boot.token,
+      key: 'tls-pub',
+      body: { type: 'task.succeeded', task_id: TASK, task_revision: '1', result: 12345678901234567890123 },
+    });
     expect(published.status).toBe(201);
 
     const ws = await wss(server.url, ca, boot.token);
@@ -103,7 +127,13 @@ describe.each(STORES)('TLS on %s', (kind) => {
       const deliver = await nextFrame(ws, 'event.deliver');
       expect(deliver.body.event.sequence).toBe(published.json.data.event.sequence);
       const acked = nextFrame(ws, 'ack');
-      ws.send(frame('event.ack', { delivery_id: deliver.body.delivery.id, epoch: deliver.body.delivery.lease_epoch, lease_secret: deliver.body.lease_secret }, welcome.session_id));
+      ws.send(
+        frame(
+          'event.ack',
+          { delivery_id: deliver.body.delivery.id, epoch: deliver.body.delivery.lease_epoch, lease_secret: deliver.body.lease_secret },
+          welcome.session_id,
+        ),
+      );
       expect((await acked).body.deduplicated).toBe(false);
     } finally {
       ws.close();
@@ -121,14 +151,25 @@ describe('TLS from the command line', () => {
     const tls = selfSignedCertificate();
     const database = await freshDatabase('sqlite');
     try {
-      const server = await serveOrbit(['--listen', '127.0.0.1:0', '--database', database.url, '--tls-cert', tls.cert, '--tls-key', tls.key]);
+      const server = await serveOrbit([
+        '--listen',
+        '127.0.0.1:0',
+        '--database',
+        database.url,
+        '--tls-cert',
+        tls.cert,
+        '--tls-key',
+        tls.key,
+      ]);
       try {
         expect(server.url).toMatch(/^https:/);
         expect((await https(server.url, readFileSync(tls.cert, 'utf8'), 'GET', '/healthz')).status).toBe(200);
       } finally {
         expect(await server.stop()).toBe(0);
       }
-      const broken = await serveOrbit(['--listen', '127.0.0.1:0', '--database', database.url, '--tls-cert', tls.cert]).catch((e: Error) => e);
+      const broken = await serveOrbit(['--listen', '127.0.0.1:0', '--database', database.url, '--tls-cert', tls.cert]).catch(
+        (e: Error) => e,
+      );
       expect(broken).toBeInstanceOf(Error);
       expect((broken as Error).message).toMatch(/exited with 2/);
       expect((broken as Error).message).toMatch(/--tls-cert is set without tls_key/);

@@ -51,8 +51,16 @@ export interface OrbitProcess {
  * https). `launcher` is what Node runs before `serve`: the CLI by default, or node flags and
  * another entry point (the benchmark's GC-instrumented launcher).
  */
-export async function serveOrbit(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000, launcher: readonly string[] = [ORBIT_BIN]): Promise<OrbitProcess> {
-  const child = spawn(process.execPath, [...launcher, 'serve', ...args], { env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function serveOrbit(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+  launcher: readonly string[] = [ORBIT_BIN],
+): Promise<OrbitProcess> {
+  const child = spawn(process.execPath, [...launcher, 'serve', ...args], {
+    env: { ...cleanEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -85,11 +93,15 @@ export async function serveOrbit(args: string[], env: Record<string, string> = {
   };
 }
 
-
 export type ServerProcess = OrbitProcess;
 
 /** `orbit serve` on a database; `listen` defaults to a free port chosen by the kernel. */
-export function spawnServer(databaseUrl: string, env: Record<string, string> = {}, timeoutMs = 20_000, listen = '127.0.0.1:0'): Promise<ServerProcess> {
+export function spawnServer(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+  listen = '127.0.0.1:0',
+): Promise<ServerProcess> {
   return serveOrbit(['--listen', listen, '--database', databaseUrl], env, timeoutMs);
 }
 

@@ -42,7 +42,12 @@ describe.each(STORES)('SIGKILL of orbit serve during concurrent publishes (%s)',
     let failures = 0;
     async function publishOne(n: number): Promise<void> {
       const key = `seam-${n}`;
-      const body = JSON.stringify({ type: 'task.succeeded', task_id: randomBytes(16).toString('hex'), task_revision: String(n + 1), result: { n } });
+      const body = JSON.stringify({
+        type: 'task.succeeded',
+        task_id: randomBytes(16).toString('hex'),
+        task_revision: String(n + 1),
+        result: { n },
+      });
       for (let attempt = 0; attempt < 200; attempt++) {
         try {
           const response = await fetch(`${base}/v1/queues/${queueId}/results`, {

@@ -33,7 +33,13 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
 
   /** What the HTTP route hands the store: the digest stands for the request's canonical content. */
   const request = (key: string, content: string) =>
-    [principal, queueId, key, `digest-${content}`, { queueId, type: 'task.succeeded' as const, taskId: hex32(), taskRevision: '1', result: new RawJson(`{"content":"${content}"}`) }] as const;
+    [
+      principal,
+      queueId,
+      key,
+      `digest-${content}`,
+      { queueId, type: 'task.succeeded' as const, taskId: hex32(), taskRevision: '1', result: new RawJson(`{"content":"${content}"}`) },
+    ] as const;
 
   async function resultCount(): Promise<number> {
     const [row] = await store.db.all('SELECT COUNT(*) AS n FROM results');
@@ -65,7 +71,8 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
       const events = new Map<string, Data['event']>();
       const answers = calls.map((call, i) => {
         const outcome = settled[i]!;
-        if (outcome.status === 'rejected') return { call, code: outcome.reason instanceof OrbitError ? outcome.reason.code : String(outcome.reason) };
+        if (outcome.status === 'rejected')
+          return { call, code: outcome.reason instanceof OrbitError ? outcome.reason.code : String(outcome.reason) };
         const data = JSON.parse(stringify(outcome.value.data)) as Data;
         if (outcome.value.status === 201) {
           expect(events.has(call.key), `${call.key} appended twice`).toBe(false);
@@ -88,7 +95,12 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
         }
       }
       // Exactly one refusal per key that was sent with two contents, and no other.
-      expect(answers.filter((a) => 'code' in a).map((a) => a.call.key).sort()).toEqual(keys.slice(40, 60).sort());
+      expect(
+        answers
+          .filter((a) => 'code' in a)
+          .map((a) => a.call.key)
+          .sort(),
+      ).toEqual(keys.slice(40, 60).sort());
       // One result per key, on contiguous sequences right after the old head.
       expect(await resultCount()).toBe(before + keys.length);
       const sequences = [...events.values()].map((e) => BigInt(e.sequence)).sort((a, b) => (a < b ? -1 : 1));
@@ -107,7 +119,9 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
     const contents = ['a', 'a', 'b', 'a', 'b', 'a', 'a', 'b', 'a', 'a', 'b', 'a'];
     const settled = await Promise.allSettled(contents.map((content) => store.publishResult(...request(key, content))));
     expect(await resultCount()).toBe(before + 1);
-    const statuses = settled.map((s) => (s.status === 'fulfilled' ? s.value.status : s.reason instanceof OrbitError ? s.reason.code : String(s.reason)));
+    const statuses = settled.map((s) =>
+      s.status === 'fulfilled' ? s.value.status : s.reason instanceof OrbitError ? s.reason.code : String(s.reason),
+    );
     // Whichever call reached the group first appended; calls reach it in any order (each first
     // reads its queue), so the winner's content decides what replays and what conflicts.
     expect(statuses.filter((status) => status === 201)).toHaveLength(1);
@@ -116,25 +130,29 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
   });
 
   // Several nodes share MySQL only; two SQLite connections in one process would block each other.
-  if (kind === 'mysql') it('two stores (two nodes) racing on the same keys append each key once and answer every caller', async () => {
-    const other = await Store.open(database.url);
-    try {
-      const before = await resultCount();
-      const keys = Array.from({ length: 60 }, (_, i) => `race-${i}-${hex32()}`);
-      const bothNodes = keys.flatMap((key, i) => [store.publishResult(...request(key, `r${i}`)), other.publishResult(...request(key, `r${i}`))]);
-      const receipts = await Promise.all(bothNodes);
-      expect(await resultCount()).toBe(before + keys.length);
-      for (let i = 0; i < keys.length; i++) {
-        const [a, b] = [receipts[2 * i]!, receipts[2 * i + 1]!];
-        // One of the two appended (201); the other replayed the same event (200).
-        expect([a.status, b.status].sort()).toEqual([200, 201]);
-        const event = (r: typeof a): unknown => (JSON.parse(stringify(r.data)) as { event: unknown }).event;
-        expect(event(a)).toEqual(event(b));
+  if (kind === 'mysql')
+    it('two stores (two nodes) racing on the same keys append each key once and answer every caller', async () => {
+      const other = await Store.open(database.url);
+      try {
+        const before = await resultCount();
+        const keys = Array.from({ length: 60 }, (_, i) => `race-${i}-${hex32()}`);
+        const bothNodes = keys.flatMap((key, i) => [
+          store.publishResult(...request(key, `r${i}`)),
+          other.publishResult(...request(key, `r${i}`)),
+        ]);
+        const receipts = await Promise.all(bothNodes);
+        expect(await resultCount()).toBe(before + keys.length);
+        for (let i = 0; i < keys.length; i++) {
+          const [a, b] = [receipts[2 * i]!, receipts[2 * i + 1]!];
+          // One of the two appended (201); the other replayed the same event (200).
+          expect([a.status, b.status].sort()).toEqual([200, 201]);
+          const event = (r: typeof a): unknown => (JSON.parse(stringify(r.data)) as { event: unknown }).event;
+          expect(event(a)).toEqual(event(b));
+        }
+      } finally {
+        await other.close();
       }
-    } finally {
-      await other.close();
-    }
-  });
+    });
 
   it('splits large publishes into groups that fit a MySQL packet (16 MiB by default)', async () => {
     // 40 results of 500 KiB arriving together: 20 MB in one INSERT would exceed the packet.
@@ -142,7 +160,13 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
     const before = await resultCount();
     const receipts = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        store.publishResult(principal, queueId, `large-${i}-${hex32()}`, `digest-large-${i}`, { queueId, type: 'task.failed', taskId: hex32(), taskRevision: '1', result: new RawJson(`"${large}"`) }),
+        store.publishResult(principal, queueId, `large-${i}-${hex32()}`, `digest-large-${i}`, {
+          queueId,
+          type: 'task.failed',
+          taskId: hex32(),
+          taskRevision: '1',
+          result: new RawJson(`"${large}"`),
+        }),
       ),
     );
     expect(receipts.map((r) => r.status)).toEqual(Array(40).fill(201));

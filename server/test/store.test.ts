@@ -63,7 +63,10 @@ describe.each(STORES)('store on %s', (kind) => {
       while (!stop || scans < 3) {
         scans++;
         const { head } = await store.logPosition();
-        const rows = await store.db.all('SELECT sequence FROM results WHERE sequence > ? AND sequence <= ? ORDER BY sequence', [start.toString(), head.toString()]);
+        const rows = await store.db.all('SELECT sequence FROM results WHERE sequence > ? AND sequence <= ? ORDER BY sequence', [
+          start.toString(),
+          head.toString(),
+        ]);
         const expected = Number(head - start);
         if (rows.length !== expected) violations.push(`head ${head}: saw ${rows.length} of ${expected}`);
         rows.forEach((r, i) => {

@@ -37,12 +37,18 @@ export class TestSocket {
       const text = data.toString();
       let frame: Frame;
       try {
-        frame = parseStrict(text, { raw: [['body', 'event', 'snapshot', 'result'], ['body', 'event', 'details']] }) as Frame;
+        frame = parseStrict(text, {
+          raw: [
+            ['body', 'event', 'snapshot', 'result'],
+            ['body', 'event', 'details'],
+          ],
+        }) as Frame;
       } catch (error) {
         this.invalid.push(`not strict JSON: ${text}`);
         return;
       }
-      if (isBinary || !validateServerFrame(frame)) this.invalid.push(`invalid server frame: ${text} ${JSON.stringify(validateServerFrame.errors)}`);
+      if (isBinary || !validateServerFrame(frame))
+        this.invalid.push(`invalid server frame: ${text} ${JSON.stringify(validateServerFrame.errors)}`);
       this.frames.push(frame);
       this.wake();
     });
@@ -59,11 +65,18 @@ export class TestSocket {
     for (const w of waiters) w();
   }
 
-  static open(baseUrl: string, token: string | null, options: { protocol?: string | null; headers?: Record<string, string>; path?: string } = {}): Promise<TestSocket> {
+  static open(
+    baseUrl: string,
+    token: string | null,
+    options: { protocol?: string | null; headers?: Record<string, string>; path?: string } = {},
+  ): Promise<TestSocket> {
     const url = baseUrl.replace(/^http/, 'ws') + (options.path ?? '/v1/events/connect');
     const protocol = options.protocol === undefined ? PROTOCOL : options.protocol;
     const headers = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(options.headers ?? {}) };
-    const ws = protocol === null ? new WebSocket(url, { headers, perMessageDeflate: false }) : new WebSocket(url, protocol, { headers, perMessageDeflate: false });
+    const ws =
+      protocol === null
+        ? new WebSocket(url, { headers, perMessageDeflate: false })
+        : new WebSocket(url, protocol, { headers, perMessageDeflate: false });
     let upgradeHeaders: TestSocket['upgradeHeaders'] = {};
     ws.once('upgrade', (response) => (upgradeHeaders = response.headers));
     return new Promise((resolve, reject) => {
@@ -75,7 +88,9 @@ export class TestSocket {
       ws.once('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode, headers: res.headers, body })));
+        res.on('end', () =>
+          reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode, headers: res.headers, body })),
+        );
       });
       ws.once('error', reject);
     });
@@ -87,7 +102,14 @@ export class TestSocket {
 
   send(type: string, body: unknown, extra: Record<string, unknown> = {}): string {
     const id = messageId();
-    const frame = { protocol_version: '1', type, message_id: id, ...(this.sessionId && type !== 'events.hello' ? { session_id: this.sessionId } : {}), body, ...extra };
+    const frame = {
+      protocol_version: '1',
+      type,
+      message_id: id,
+      ...(this.sessionId && type !== 'events.hello' ? { session_id: this.sessionId } : {}),
+      body,
+      ...extra,
+    };
     this.ws.send(JSON.stringify(frame));
     return id;
   }
@@ -98,7 +120,8 @@ export class TestSocket {
     for (;;) {
       const index = this.frames.findIndex(predicate);
       if (index >= 0) return this.frames.splice(index, 1)[0]!;
-      if (this.closed) throw new Error(`socket closed (${this.closed.code} ${this.closed.reason}) while waiting; frames: ${JSON.stringify(this.frames)}`);
+      if (this.closed)
+        throw new Error(`socket closed (${this.closed.code} ${this.closed.reason}) while waiting; frames: ${JSON.stringify(this.frames)}`);
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`timed out waiting for a frame; have ${JSON.stringify(this.frames)}`);
       await new Promise<void>((resolve) => {

@@ -1,12 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  LEASE_SECRET_BYTES,
-  base64urlLength,
-  decodeBase64url,
-  encodeBase64url,
-  isCanonicalBase64url,
-} from './base64url.ts';
+import { LEASE_SECRET_BYTES, base64urlLength, decodeBase64url, encodeBase64url, isCanonicalBase64url } from './base64url.ts';
 import { CodecError } from './errors.ts';
 
 const RUNS = { numRuns: 1000 };
@@ -27,7 +21,15 @@ describe('base64url: examples', () => {
     expect(decodeBase64url(text, LEASE_SECRET_BYTES)).toStrictEqual(new Uint8Array(32));
   });
   it('matches RFC 4648 test vectors (unpadded)', () => {
-    const vectors: Array<[string, string]> = [['', ''], ['f', 'Zg'], ['fo', 'Zm8'], ['foo', 'Zm9v'], ['foob', 'Zm9vYg'], ['fooba', 'Zm9vYmE'], ['foobar', 'Zm9vYmFy']];
+    const vectors: Array<[string, string]> = [
+      ['', ''],
+      ['f', 'Zg'],
+      ['fo', 'Zm8'],
+      ['foo', 'Zm9v'],
+      ['foob', 'Zm9vYg'],
+      ['fooba', 'Zm9vYmE'],
+      ['foobar', 'Zm9vYmFy'],
+    ];
     for (const [plain, encoded] of vectors) {
       expect(encodeBase64url(new TextEncoder().encode(plain))).toBe(encoded);
       expect(new TextDecoder().decode(decodeBase64url(encoded))).toBe(plain);
@@ -118,30 +120,38 @@ describe('base64url: properties', () => {
   });
   it('rejects flipped unused trailing bits', () => {
     fc.assert(
-      fc.property(bytesArb.filter((b) => b.length % 3 !== 0), fc.integer({ min: 1, max: 15 }), (bytes, flip) => {
-        const text = encodeBase64url(bytes);
-        const unusedBits = bytes.length % 3 === 1 ? 4 : 2;
-        const mask = flip & ((1 << unusedBits) - 1);
-        fc.pre(mask !== 0);
-        const last = ALPHABET.indexOf(text[text.length - 1]!);
-        const flipped = text.slice(0, -1) + ALPHABET[last ^ mask];
-        expectRejected(flipped);
-        expectRejected(flipped, bytes.length);
-      }),
+      fc.property(
+        bytesArb.filter((b) => b.length % 3 !== 0),
+        fc.integer({ min: 1, max: 15 }),
+        (bytes, flip) => {
+          const text = encodeBase64url(bytes);
+          const unusedBits = bytes.length % 3 === 1 ? 4 : 2;
+          const mask = flip & ((1 << unusedBits) - 1);
+          fc.pre(mask !== 0);
+          const last = ALPHABET.indexOf(text[text.length - 1]!);
+          const flipped = text.slice(0, -1) + ALPHABET[last ^ mask];
+          expectRejected(flipped);
+          expectRejected(flipped, bytes.length);
+        },
+      ),
       RUNS,
     );
   });
   it('rejects an encoding whose length does not match the byte count', () => {
     fc.assert(
-      fc.property(bytesArb, fc.integer({ min: -3, max: 3 }).filter((d) => d !== 0), (bytes, delta) => {
-        const text = encodeBase64url(bytes);
-        fc.pre(bytes.length + delta >= 0);
-        expectRejected(text, bytes.length + delta);
-        // Longer or shorter texts for the right byte count are refused as well.
-        const longer = text + 'A'.repeat(Math.abs(delta));
-        expectRejected(longer, bytes.length);
-        if (text.length > 0) expectRejected(text.slice(0, -1), bytes.length);
-      }),
+      fc.property(
+        bytesArb,
+        fc.integer({ min: -3, max: 3 }).filter((d) => d !== 0),
+        (bytes, delta) => {
+          const text = encodeBase64url(bytes);
+          fc.pre(bytes.length + delta >= 0);
+          expectRejected(text, bytes.length + delta);
+          // Longer or shorter texts for the right byte count are refused as well.
+          const longer = text + 'A'.repeat(Math.abs(delta));
+          expectRejected(longer, bytes.length);
+          if (text.length > 0) expectRejected(text.slice(0, -1), bytes.length);
+        },
+      ),
       RUNS,
     );
   });

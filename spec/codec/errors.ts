@@ -36,13 +36,7 @@ export class StrictJsonError extends CodecError {
   readonly path: string;
   readonly key: string | undefined;
 
-  constructor(
-    reason: StrictJsonErrorReason,
-    message: string,
-    offset: number,
-    path: string,
-    key?: string,
-  ) {
+  constructor(reason: StrictJsonErrorReason, message: string, offset: number, path: string, key?: string) {
     super(message);
     this.name = 'StrictJsonError';
     this.reason = reason;

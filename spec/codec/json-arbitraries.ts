@@ -136,9 +136,7 @@ export const numberTextArb: fc.Arbitrary<string> = fc.oneof(
 /** Strings as JSON text, sometimes with optional escapes (`\/`, `\u00e9`, ...). */
 export const stringTextArb: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 12 }).map((s) => JSON.stringify(s)),
-  fc.tuple(fc.string({ unit: 'binary', maxLength: 6 }), fc.nat(), fc.boolean()).map(([s, at, upper]) =>
-    renderKey(s, at, upper),
-  ),
+  fc.tuple(fc.string({ unit: 'binary', maxLength: 6 }), fc.nat(), fc.boolean()).map(([s, at, upper]) => renderKey(s, at, upper)),
   fc.constantFrom('"\\/"', '"\\b\\f\\n\\r\\t"', '"\\ud800"', '"\\uDBFF\\uDFFF"', '"\u2028\u2029"', '"\\"\\\\"'),
 );
 
@@ -228,9 +226,7 @@ export function injectDuplicate(document: JsonNode, choice: DuplicateChoice): In
   const { node: target, at } = objects[choice.objectIndex % objects.length]!;
   if (target.kind !== 'object') throw new Error('unreachable');
   const members = [...target.members];
-  const candidates = members
-    .map((m, i) => ({ m, i }))
-    .filter(({ m }) => choice.escapeAt === undefined || m.key.length > 0);
+  const candidates = members.map((m, i) => ({ m, i })).filter(({ m }) => choice.escapeAt === undefined || m.key.length > 0);
   let key: string;
   if (candidates.length === 0) {
     key = choice.freshKey;

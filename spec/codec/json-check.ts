@@ -77,12 +77,7 @@ function reject(text: string, maxDepth: number): never {
  * Parses `text` as strict JSON (see `parseStrict`); throws `StrictJsonError`. With `paths`
  * (all non-empty), also appends to `spans` the source spans of the values at those paths.
  */
-export function parseChecked(
-  text: string,
-  maxDepth: number,
-  paths?: ReadonlyArray<ReadonlyArray<string>>,
-  spans?: ValueSpan[],
-): unknown {
+export function parseChecked(text: string, maxDepth: number, paths?: ReadonlyArray<ReadonlyArray<string>>, spans?: ValueSpan[]): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);

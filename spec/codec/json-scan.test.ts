@@ -29,12 +29,14 @@ describe('scanMembers', () => {
   });
   it('finds values of every kind at nested paths', () => {
     const text = '{"a":{"b":"s\\"}","n":-1.5e3,"o":{"x":[1,{"y":2}]},"l":null}}';
-    expect(spansOf(text, [['a', 'b'], ['a', 'n'], ['a', 'o'], ['a', 'l']])).toStrictEqual([
-      'a.b="s\\"}"',
-      'a.n=-1.5e3',
-      'a.o={"x":[1,{"y":2}]}',
-      'a.l=null',
-    ]);
+    expect(
+      spansOf(text, [
+        ['a', 'b'],
+        ['a', 'n'],
+        ['a', 'o'],
+        ['a', 'l'],
+      ]),
+    ).toStrictEqual(['a.b="s\\"}"', 'a.n=-1.5e3', 'a.o={"x":[1,{"y":2}]}', 'a.l=null']);
   });
   it('only matches along the path, not the same name elsewhere', () => {
     const text = '{"x":{"b":1},"a":{"c":{"b":2},"b":3},"b":4}';

@@ -60,12 +60,7 @@ export function findStrictJsonError(text: string, maxDepth: number): StrictJsonE
   const syntax = (offset: number, detail: string): StrictJsonError => {
     const path = formatPointer(segments, kinds.length - 1);
     const where = path === '' ? '' : ` inside ${path}`;
-    return new StrictJsonError(
-      'syntax',
-      `Invalid JSON: ${detail} at ${describeOffset(text, offset)}${where}`,
-      offset,
-      path,
-    );
+    return new StrictJsonError('syntax', `Invalid JSON: ${detail} at ${describeOffset(text, offset)}${where}`, offset, path);
   };
   const unexpected = (offset: number, expected: string): StrictJsonError =>
     syntax(offset, `unexpected ${describeChar(text, offset)}, expected ${expected}`);
@@ -86,10 +81,7 @@ export function findStrictJsonError(text: string, maxDepth: number): StrictJsonE
             }
           }
           j += 6;
-        } else if (
-          e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 ||
-          e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74
-        ) {
+        } else if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
           j += 2;
         } else {
           return syntax(j + 1, `invalid escape sequence: ${describeChar(text, j + 1)} after a backslash`);

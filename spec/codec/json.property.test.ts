@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { StrictJsonError } from './errors.ts';
-import {
-  depthOf,
-  documentArb,
-  duplicateChoiceArb,
-  injectDuplicate,
-  layoutArb,
-  render,
-  sameJson,
-} from './json-arbitraries.ts';
+import { depthOf, documentArb, duplicateChoiceArb, injectDuplicate, layoutArb, render, sameJson } from './json-arbitraries.ts';
 import { findStrictJsonError } from './json-validate.ts';
 import { RawJson, isRawJson, parseStrict, stringify } from './json.ts';
 
@@ -187,7 +179,9 @@ describe('raw passthrough', () => {
           if (typeof v === 'object' && v !== null && Object.keys(v).length > 0) {
             const keys = Object.keys(v);
             const chosen = keys[step % keys.length]!;
-            return Object.fromEntries(keys.map((k) => [k, k === chosen ? wrap((v as Record<string, unknown>)[k], rest) : (v as Record<string, unknown>)[k]]));
+            return Object.fromEntries(
+              keys.map((k) => [k, k === chosen ? wrap((v as Record<string, unknown>)[k], rest) : (v as Record<string, unknown>)[k]]),
+            );
           }
           return placeholder;
         };

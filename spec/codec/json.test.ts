@@ -83,7 +83,7 @@ describe('parseStrict: syntax (exactly what JSON.parse rejects)', () => {
   });
   it('rejects invalid escapes', () => {
     expectSyntax('"\\x"', 2);
-    expectSyntax("\"\\'\"", 2);
+    expectSyntax('"\\\'"', 2);
     expectSyntax('"\\u12"', 5);
     expectSyntax('"\\u12g4"', 5);
     expectSyntax('"\\U0041"', 2);

@@ -68,10 +68,14 @@ describe('uint64: properties', () => {
       fc.constantFrom('+', '-').map((sign) => (s: string) => sign + s),
       fc.stringMatching(/^[0-9]{0,4}$/).map((digits) => (s: string) => `${s}.${digits}`),
       fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), fc.stringMatching(/^[0-9]{1,3}$/)).map(
-        ([e, sign, digits]) => (s: string) => s + e + sign + digits,
+        ([e, sign, digits]) =>
+          (s: string) =>
+            s + e + sign + digits,
       ),
       fc.tuple(fc.constantFrom(' ', '\t', '\n', '\r', '\u00a0', '\ufeff'), fc.boolean()).map(
-        ([ws, before]) => (s: string) => (before ? ws + s : s + ws),
+        ([ws, before]) =>
+          (s: string) =>
+            before ? ws + s : s + ws,
       ),
     );
     fc.assert(

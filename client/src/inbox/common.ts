@@ -21,7 +21,8 @@ export interface TableNames {
 
 export function tableNames(prefix: string | undefined): TableNames {
   const p = prefix ?? DEFAULT_TABLE_PREFIX;
-  if (!PREFIX.test(p)) throw invalidArgument('tablePrefix must be a letter or underscore followed by up to 40 letters, digits or underscores');
+  if (!PREFIX.test(p))
+    throw invalidArgument('tablePrefix must be a letter or underscore followed by up to 40 letters, digits or underscores');
   return { inbox: `${p}inbox`, pendingAcks: `${p}pending_acks` };
 }
 
@@ -37,9 +38,11 @@ export function checkEventId(eventId: string): string {
 }
 
 export function checkPendingAck(ack: PendingAck): PendingAck {
-  if (!isId(ack?.delivery_id) || !isId(ack.subscription_id) || !isId(ack.event_id)) throw invalidArgument('a pending ACK needs delivery_id, subscription_id and event_id ids');
+  if (!isId(ack?.delivery_id) || !isId(ack.subscription_id) || !isId(ack.event_id))
+    throw invalidArgument('a pending ACK needs delivery_id, subscription_id and event_id ids');
   if (!isCanonicalUint64(ack.epoch)) throw invalidArgument('a pending ACK needs a canonical uint64 epoch');
-  if (!isCanonicalBase64url(ack.lease_secret, LEASE_SECRET_BYTES)) throw invalidArgument('a pending ACK needs a canonical 43-character lease_secret');
+  if (!isCanonicalBase64url(ack.lease_secret, LEASE_SECRET_BYTES))
+    throw invalidArgument('a pending ACK needs a canonical 43-character lease_secret');
   return ack;
 }
 

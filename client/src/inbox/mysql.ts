@@ -86,7 +86,11 @@ export class MysqlInbox implements Inbox<PoolConnection> {
     if (this.#closed) throw new Error('the inbox is closed');
   }
 
-  async transaction<T>(eventId: string, fn: (tx: PoolConnection) => T | Promise<T>, options: InboxTransactionOptions = {}): Promise<InboxOutcome<T>> {
+  async transaction<T>(
+    eventId: string,
+    fn: (tx: PoolConnection) => T | Promise<T>,
+    options: InboxTransactionOptions = {},
+  ): Promise<InboxOutcome<T>> {
     this.#check();
     checkEventId(eventId);
     const ack = options.pendingAck === undefined ? undefined : checkPendingAck(options.pendingAck);
@@ -142,7 +146,10 @@ export class MysqlInbox implements Inbox<PoolConnection> {
   async has(eventId: string): Promise<boolean> {
     this.#check();
     checkEventId(eventId);
-    const [rows] = await this.pool.execute(`SELECT 1 FROM \`${this.tables.inbox}\` WHERE scope = ? AND event_id = ?`, [this.scope, eventId]);
+    const [rows] = await this.pool.execute(`SELECT 1 FROM \`${this.tables.inbox}\` WHERE scope = ? AND event_id = ?`, [
+      this.scope,
+      eventId,
+    ]);
     return (rows as unknown[]).length > 0;
   }
 
@@ -155,7 +162,11 @@ export class MysqlInbox implements Inbox<PoolConnection> {
   async deletePendingAck(deliveryId: string, epoch: string): Promise<void> {
     this.#check();
     checkEpoch(deliveryId, epoch);
-    await this.pool.execute(`DELETE FROM \`${this.tables.pendingAcks}\` WHERE scope = ? AND delivery_id = ? AND epoch = ?`, [this.scope, deliveryId, epoch]);
+    await this.pool.execute(`DELETE FROM \`${this.tables.pendingAcks}\` WHERE scope = ? AND delivery_id = ? AND epoch = ?`, [
+      this.scope,
+      deliveryId,
+      epoch,
+    ]);
   }
 
   async pendingAcks(subscriptionId?: string): Promise<PendingAck[]> {

@@ -70,7 +70,8 @@ export class SqliteInbox implements Inbox<Database.Database> {
   };
 
   constructor(options: SqliteInboxOptions) {
-    if ((options.path === undefined) === (options.database === undefined)) throw invalidArgument('give SqliteInbox either path or database');
+    if ((options.path === undefined) === (options.database === undefined))
+      throw invalidArgument('give SqliteInbox either path or database');
     this.scope = checkScope(options.scope);
     this.tables = tableNames(options.tablePrefix);
     this.#owned = options.database === undefined;
@@ -95,7 +96,9 @@ export class SqliteInbox implements Inbox<Database.Database> {
       ),
       deleteAck: this.database.prepare(`DELETE FROM ${pendingAcks} WHERE scope = ? AND delivery_id = ? AND epoch = ?`),
       listAcks: this.database.prepare(`SELECT * FROM ${pendingAcks} WHERE scope = ? ORDER BY saved_at, delivery_id`),
-      listAcksOf: this.database.prepare(`SELECT * FROM ${pendingAcks} WHERE scope = ? AND subscription_id = ? ORDER BY saved_at, delivery_id`),
+      listAcksOf: this.database.prepare(
+        `SELECT * FROM ${pendingAcks} WHERE scope = ? AND subscription_id = ? ORDER BY saved_at, delivery_id`,
+      ),
     };
   }
 
@@ -111,7 +114,11 @@ export class SqliteInbox implements Inbox<Database.Database> {
     return run;
   }
 
-  transaction<T>(eventId: string, fn: (tx: Database.Database) => T | Promise<T>, options: InboxTransactionOptions = {}): Promise<InboxOutcome<T>> {
+  transaction<T>(
+    eventId: string,
+    fn: (tx: Database.Database) => T | Promise<T>,
+    options: InboxTransactionOptions = {},
+  ): Promise<InboxOutcome<T>> {
     checkEventId(eventId);
     const ack = options.pendingAck === undefined ? undefined : checkPendingAck(options.pendingAck);
     const entry = options.entry ?? {};
@@ -119,7 +126,15 @@ export class SqliteInbox implements Inbox<Database.Database> {
       const db = this.database;
       db.exec('BEGIN IMMEDIATE');
       try {
-        const fresh = this.#statements.insertEntry.run(this.scope, eventId, entry.subscription_id ?? null, entry.delivery_id ?? null, entry.sequence ?? null, entry.event_type ?? null).changes === 1;
+        const fresh =
+          this.#statements.insertEntry.run(
+            this.scope,
+            eventId,
+            entry.subscription_id ?? null,
+            entry.delivery_id ?? null,
+            entry.sequence ?? null,
+            entry.event_type ?? null,
+          ).changes === 1;
         let outcome: InboxOutcome<T> = { duplicate: true };
         if (fresh) outcome = { duplicate: false, value: await fn(db) };
         if (ack) this.#upsert(ack);
@@ -155,7 +170,11 @@ export class SqliteInbox implements Inbox<Database.Database> {
 
   pendingAcks(subscriptionId?: string): Promise<PendingAck[]> {
     return this.#exclusive(() => {
-      const rows = (subscriptionId === undefined ? this.#statements.listAcks.all(this.scope) : this.#statements.listAcksOf.all(this.scope, subscriptionId)) as Record<string, unknown>[];
+      const rows = (
+        subscriptionId === undefined
+          ? this.#statements.listAcks.all(this.scope)
+          : this.#statements.listAcksOf.all(this.scope, subscriptionId)
+      ) as Record<string, unknown>[];
       return rows.map(rowToPendingAck);
     });
   }

@@ -29,16 +29,28 @@ export function secretAliases(secret: string): string[] {
 }
 
 /** Sends an ACK on `conn` with `override`; expects it to be refused (never acknowledged). */
-async function expectAckRefused(ctx: CaseContext, conn: EventConnection, deliver: ServerFrame, override: Record<string, unknown>, what: string): Promise<void> {
+async function expectAckRefused(
+  ctx: CaseContext,
+  conn: EventConnection,
+  deliver: ServerFrame,
+  override: Record<string, unknown>,
+  what: string,
+): Promise<void> {
   const id = ctx.sendAck(conn, deliver, override);
   const reply = await conn.poll((f) => f.reply_to === id, ctx.replyMs);
   if (reply?.type === 'ack') throw new CheckFailure(`${what}: the ACK was accepted: ${reply.$text}`);
   if (reply) {
-    ctx.check(reply.type === 'error' && reply.error?.code === 'INVALID_ARGUMENT', `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${reply.$text}`);
+    ctx.check(
+      reply.type === 'error' && reply.error?.code === 'INVALID_ARGUMENT',
+      `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${reply.$text}`,
+    );
     return;
   }
   const closed = await conn.waitClose(ctx.replyMs);
-  ctx.check(closed?.code === 1008, `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${closed ? `close ${closed.code}` : 'nothing'}`);
+  ctx.check(
+    closed?.code === 1008,
+    `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${closed ? `close ${closed.code}` : 'nothing'}`,
+  );
 }
 
 export const ackCases: ConformanceCase[] = [
@@ -53,16 +65,47 @@ export const ackCases: ConformanceCase[] = [
       const { conn } = await ctx.bind(sub.id);
       const attempt = randomHex();
       const task = randomHex();
-      const event = await ctx.publish({ type: 'task.needs_review', task_id: task, task_revision: '4', effect_uncertain: true, current_attempt_id: attempt, details: '{"reason":"REVIEW"}' });
+      const event = await ctx.publish({
+        type: 'task.needs_review',
+        task_id: task,
+        task_revision: '4',
+        effect_uncertain: true,
+        current_attempt_id: attempt,
+        details: '{"reason":"REVIEW"}',
+      });
       const f = await ctx.deliver(conn);
       ctx.validate('validateDeliverFrame', JSON.parse(f.$text), 'event.deliver');
       ctx.check(f.reply_to === undefined, 'event.deliver carries reply_to');
       ctx.equal(f.session_id, conn.sessionId, 'session_id');
       const { delivery: d, event: e, lease_secret: secret } = f.body;
-      ctx.equal([d.state, d.lease_epoch, d.attempts, d.attempt_budget, d.subscription_id], ['LEASED', '1', 1, sub.max_attempts, sub.id], '[state, lease_epoch, attempts, attempt_budget, subscription_id]');
-      ctx.equal([d.event_id, d.sequence, e.id, e.sequence, e.type], [event.id, event.sequence, event.id, event.sequence, 'task.needs_review'], '[delivery.event_id, delivery.sequence, event.id, event.sequence, event.type]');
-      ctx.equal([e.aggregate_kind, e.aggregate_id, e.aggregate_revision], ['task', task, '4'], '[aggregate_kind, aggregate_id, aggregate_revision]');
-      ctx.equal(e.snapshot, { schema_version: 1, task_id: task, queue_id: ctx.queue, state: SNAPSHOT_STATE['task.needs_review'], revision: '4', effect_uncertain: true, current_attempt_id: attempt }, 'snapshot');
+      ctx.equal(
+        [d.state, d.lease_epoch, d.attempts, d.attempt_budget, d.subscription_id],
+        ['LEASED', '1', 1, sub.max_attempts, sub.id],
+        '[state, lease_epoch, attempts, attempt_budget, subscription_id]',
+      );
+      ctx.equal(
+        [d.event_id, d.sequence, e.id, e.sequence, e.type],
+        [event.id, event.sequence, event.id, event.sequence, 'task.needs_review'],
+        '[delivery.event_id, delivery.sequence, event.id, event.sequence, event.type]',
+      );
+      ctx.equal(
+        [e.aggregate_kind, e.aggregate_id, e.aggregate_revision],
+        ['task', task, '4'],
+        '[aggregate_kind, aggregate_id, aggregate_revision]',
+      );
+      ctx.equal(
+        e.snapshot,
+        {
+          schema_version: 1,
+          task_id: task,
+          queue_id: ctx.queue,
+          state: SNAPSHOT_STATE['task.needs_review'],
+          revision: '4',
+          effect_uncertain: true,
+          current_attempt_id: attempt,
+        },
+        'snapshot',
+      );
       ctx.equal(e.details, { reason: 'REVIEW' }, 'details');
       ctx.check(isCanonicalBase64url(secret, 32), `lease_secret ${secret} is not canonical base64url of 32 bytes`);
       ctx.check(Date.parse(d.lease_until) > Date.parse(d.created_at), 'lease_until is not after created_at');
@@ -84,7 +127,11 @@ export const ackCases: ConformanceCase[] = [
         const f = await ctx.deliver(conn);
         const type = published.get(f.body.event.id);
         ctx.check(type !== undefined, `an unexpected event arrived: ${f.body.event.id}`);
-        ctx.equal([f.body.event.type, f.body.event.snapshot.state], [type, SNAPSHOT_STATE[type!]], `[type, snapshot.state] of ${f.body.event.id}`);
+        ctx.equal(
+          [f.body.event.type, f.body.event.snapshot.state],
+          [type, SNAPSHOT_STATE[type!]],
+          `[type, snapshot.state] of ${f.body.event.id}`,
+        );
       }
     },
   }),
@@ -98,7 +145,11 @@ export const ackCases: ConformanceCase[] = [
       const { sub, deliver } = await leased(ctx);
       const d = deliver.body.delivery;
       const stored = (await ctx.deliveryDetail(sub.id, d.id)).delivery;
-      ctx.equal([stored.state, stored.lease_epoch, stored.revision, stored.attempts], [d.state, d.lease_epoch, d.revision, d.attempts], '[state, lease_epoch, revision, attempts] read back right after event.deliver');
+      ctx.equal(
+        [stored.state, stored.lease_epoch, stored.revision, stored.attempts],
+        [d.state, d.lease_epoch, d.revision, d.attempts],
+        '[state, lease_epoch, revision, attempts] read back right after event.deliver',
+      );
       ctx.equal(Date.parse(stored.lease_until), Date.parse(d.lease_until), 'lease_until read back');
     },
   }),
@@ -115,11 +166,19 @@ export const ackCases: ConformanceCase[] = [
       ctx.check(reply.type === 'ack', `expected an ack reply, got ${reply.$text}`);
       ctx.validate('validateAckReplyFrame', JSON.parse(reply.$text), 'the ack reply');
       const d = deliver.body.delivery;
-      ctx.equal([reply.session_id, reply.body.delivery_id, reply.body.event_id, reply.body.epoch, reply.body.deduplicated], [conn.sessionId, d.id, d.event_id, d.lease_epoch, false], '[session_id, delivery_id, event_id, epoch, deduplicated]');
+      ctx.equal(
+        [reply.session_id, reply.body.delivery_id, reply.body.event_id, reply.body.epoch, reply.body.deduplicated],
+        [conn.sessionId, d.id, d.event_id, d.lease_epoch, false],
+        '[session_id, delivery_id, event_id, epoch, deduplicated]',
+      );
       const stored = (await ctx.deliveryDetail(sub.id, d.id)).delivery;
       ctx.equal(stored.state, 'ACKED', 'state');
       ctx.check(stored.revision !== d.revision, `the delivery revision ${stored.revision} did not change with the ACK`);
-      ctx.equal(Date.parse(stored.acknowledged_at), Date.parse(reply.body.acknowledged_at), 'acknowledged_at of the delivery versus the reply');
+      ctx.equal(
+        Date.parse(stored.acknowledged_at),
+        Date.parse(reply.body.acknowledged_at),
+        'acknowledged_at of the delivery versus the reply',
+      );
       ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after ACK');
     },
   }),
@@ -128,14 +187,21 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST answer a repeated ACK with deduplicated=true and the original acknowledged_at',
-    clause: { section: '§6', text: 'an acknowledged delivery returns the original acknowledged_at and deduplicated=true without a second decrement' },
+    clause: {
+      section: '§6',
+      text: 'an acknowledged delivery returns the original acknowledged_at and deduplicated=true without a second decrement',
+    },
     async run(ctx) {
       const { sub, conn, deliver } = await leased(ctx);
       const first = await ctx.ack(conn, deliver);
       ctx.check(first.type === 'ack', `first ACK failed: ${first.$text}`);
       const second = await ctx.ack(conn, deliver);
       ctx.check(second.type === 'ack', `repeated ACK failed: ${second.$text}`);
-      ctx.equal([second.body.deduplicated, second.body.acknowledged_at, second.body.event_id], [true, first.body.acknowledged_at, first.body.event_id], '[deduplicated, acknowledged_at, event_id] of the repeat');
+      ctx.equal(
+        [second.body.deduplicated, second.body.acknowledged_at, second.body.event_id],
+        [true, first.body.acknowledged_at, first.body.event_id],
+        '[deduplicated, acknowledged_at, event_id] of the repeat',
+      );
       ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after the repeat');
     },
   }),
@@ -153,7 +219,11 @@ export const ackCases: ConformanceCase[] = [
       const { conn: again } = await ctx.bind(sub.id);
       const repeat = await ctx.ack(again, deliver);
       ctx.check(repeat.type === 'ack', `the repeat on a new connection failed: ${repeat.$text}`);
-      ctx.equal([repeat.session_id, repeat.body.deduplicated, repeat.body.acknowledged_at], [again.sessionId, true, first.body.acknowledged_at], '[session_id, deduplicated, acknowledged_at]');
+      ctx.equal(
+        [repeat.session_id, repeat.body.deduplicated, repeat.body.acknowledged_at],
+        [again.sessionId, true, first.body.acknowledged_at],
+        '[session_id, deduplicated, acknowledged_at]',
+      );
     },
   }),
   defineCase({
@@ -182,7 +252,11 @@ export const ackCases: ConformanceCase[] = [
     async run(ctx) {
       const { sub, conn, deliver } = await leased(ctx);
       for (const epoch of ['2', '0', '18446744073709551615']) {
-        ctx.expectFrameError(await conn.reply(ctx.sendAck(conn, deliver, { epoch }), ctx.replyMs), 'DELIVERY_LEASE_LOST', `ACK with epoch ${epoch}`);
+        ctx.expectFrameError(
+          await conn.reply(ctx.sendAck(conn, deliver, { epoch }), ctx.replyMs),
+          'DELIVERY_LEASE_LOST',
+          `ACK with epoch ${epoch}`,
+        );
       }
       ctx.equal((await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery.state, 'LEASED', 'state after the refused ACKs');
       ctx.equal((await ctx.ack(conn, ctx.latest(deliver))).type, 'ack', 'ACK with the right epoch afterwards');
@@ -199,7 +273,10 @@ export const ackCases: ConformanceCase[] = [
       const { conn } = await ctx.bind(sub.id);
       const id = conn.send('event.ack', { delivery_id: randomHex(), epoch: '1', lease_secret: otherSecret() });
       const reply = await conn.reply(id, ctx.replyMs);
-      ctx.check(reply.type === 'error' && (reply.error?.code === 'DELIVERY_LEASE_LOST' || reply.error?.code === 'NOT_FOUND'), `expected DELIVERY_LEASE_LOST or NOT_FOUND, got ${reply.$text}`);
+      ctx.check(
+        reply.type === 'error' && (reply.error?.code === 'DELIVERY_LEASE_LOST' || reply.error?.code === 'NOT_FOUND'),
+        `expected DELIVERY_LEASE_LOST or NOT_FOUND, got ${reply.$text}`,
+      );
       if (reply.error?.code === 'NOT_FOUND') await ctx.expectClosed(conn, ctx.replyMs, 'after NOT_FOUND');
     },
   }),
@@ -252,7 +329,10 @@ export const ackCases: ConformanceCase[] = [
       const { sub, conn, deliver } = await leased(ctx, { fields: { max_attempts: 1 } });
       await ctx.waitForDeliveryState(sub.id, deliver.body.delivery.id, 'EXPIRED', ctx.redeliveryMs);
       const reply = await ctx.ack(conn, deliver);
-      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `the late ACK of an EXPIRED delivery was refused: ${reply.$text}`);
+      ctx.check(
+        reply.type === 'ack' && reply.body.deduplicated === false,
+        `the late ACK of an EXPIRED delivery was refused: ${reply.$text}`,
+      );
       const stored = (await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery;
       ctx.equal(stored.state, 'ACKED', 'state after the late ACK');
       ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after the late ACK');
@@ -263,23 +343,41 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST redeliver an expired lease with the same delivery id and a new epoch, and refuse the old proof with DELIVERY_LEASE_LOST',
-    clause: { section: '§6', text: 'once a new send exists, the old proof returns DELIVERY_LEASE_LOST; the delivery id does not change on redelivery' },
+    clause: {
+      section: '§6',
+      text: 'once a new send exists, the old proof returns DELIVERY_LEASE_LOST; the delivery id does not change on redelivery',
+    },
     timeoutMs: expiryTimeout,
     async run(ctx) {
       const { sub, conn, deliver } = await leased(ctx);
       const d = deliver.body.delivery;
-      const again = await conn.next((f) => f.type === 'event.deliver' && f.body.delivery.id === d.id && f.body.delivery.lease_epoch !== d.lease_epoch, ctx.redeliveryMs, 'the expired delivery to be sent again');
+      const again = await conn.next(
+        (f) => f.type === 'event.deliver' && f.body.delivery.id === d.id && f.body.delivery.lease_epoch !== d.lease_epoch,
+        ctx.redeliveryMs,
+        'the expired delivery to be sent again',
+      );
       const n = again.body.delivery;
-      ctx.equal([n.id, n.event_id, n.lease_epoch, n.attempts], [d.id, d.event_id, String(BigInt(d.lease_epoch) + 1n), 2], '[id, event_id, lease_epoch, attempts] of the redelivery');
+      ctx.equal(
+        [n.id, n.event_id, n.lease_epoch, n.attempts],
+        [d.id, d.event_id, String(BigInt(d.lease_epoch) + 1n), 2],
+        '[id, event_id, lease_epoch, attempts] of the redelivery',
+      );
       ctx.equal(again.body.event, deliver.body.event, 'the redelivered event (immutable)');
-      ctx.check(BigInt(n.revision) > BigInt(d.revision), `the delivery revision did not grow with recovery and the new claim: ${d.revision} -> ${n.revision}`);
+      ctx.check(
+        BigInt(n.revision) > BigInt(d.revision),
+        `the delivery revision did not grow with recovery and the new claim: ${d.revision} -> ${n.revision}`,
+      );
       ctx.check(again.body.lease_secret !== deliver.body.lease_secret, 'the new lease reuses the old secret');
       const old = await conn.reply(ctx.sendAck(conn, deliver), ctx.replyMs, 'a reply to the ACK with the replaced proof');
       ctx.expectFrameError(old, 'DELIVERY_LEASE_LOST', 'ACK with the replaced proof');
       ctx.check(!conn.closed, 'the connection closed after DELIVERY_LEASE_LOST');
       const ok = await ctx.ack(conn, again);
       ctx.check(ok.type === 'ack' && ok.body.epoch === n.lease_epoch, `ACK with the new proof: ${ok.$text}`);
-      ctx.expectFrameError(await conn.reply(ctx.sendAck(conn, deliver), ctx.replyMs), 'DELIVERY_LEASE_LOST', 'the replaced proof after the new one was acknowledged');
+      ctx.expectFrameError(
+        await conn.reply(ctx.sendAck(conn, deliver), ctx.replyMs),
+        'DELIVERY_LEASE_LOST',
+        'the replaced proof after the new one was acknowledged',
+      );
       ctx.equal((await ctx.deliveryDetail(sub.id, d.id)).delivery.state, 'ACKED', 'state');
     },
   }),
@@ -298,10 +396,18 @@ export const ackCases: ConformanceCase[] = [
       const third = await conn.poll((f) => f.type === 'event.deliver', ctx.quietWithinLease(a));
       ctx.check(!third, `a third delivery arrived on a connection of capacity 2: ${third?.$text}`);
       for (const p of (await ctx.listDeliveries(sub.id, 'state=PENDING')).items) {
-        if (p.attempts === 0) ctx.check(p.lease_epoch === '0' && p.lease_until === undefined, `a never-sent PENDING delivery: ${JSON.stringify(p)}; expected lease_epoch "0" and no lease_until`);
+        if (p.attempts === 0)
+          ctx.check(
+            p.lease_epoch === '0' && p.lease_until === undefined,
+            `a never-sent PENDING delivery: ${JSON.stringify(p)}; expected lease_epoch "0" and no lease_until`,
+          );
       }
       ctx.equal((await ctx.ack(conn, ctx.latest(a))).type, 'ack', 'ACK of the first');
-      await conn.next((f) => f.type === 'event.deliver' && f.body.delivery.id !== a.body.delivery.id && f.body.delivery.lease_epoch === '1', ctx.deliverMs, 'the third delivery after one ACK');
+      await conn.next(
+        (f) => f.type === 'event.deliver' && f.body.delivery.id !== a.body.delivery.id && f.body.delivery.lease_epoch === '1',
+        ctx.deliverMs,
+        'the third delivery after one ACK',
+      );
     },
   }),
   defineCase({
@@ -321,7 +427,11 @@ export const ackCases: ConformanceCase[] = [
       const now = await ctx.getSubscription(sub.id);
       ctx.check(now.pending_count <= 1, `pending_count ${now.pending_count} exceeds max_pending 1`);
       ctx.equal((await ctx.ack(conn, ctx.latest(first))).type, 'ack', 'ACK of the first');
-      await conn.next((f) => f.type === 'event.deliver' && f.body.delivery.id !== first.body.delivery.id, ctx.deliverMs, 'the second delivery after the ACK');
+      await conn.next(
+        (f) => f.type === 'event.deliver' && f.body.delivery.id !== first.body.delivery.id,
+        ctx.deliverMs,
+        'the second delivery after the ACK',
+      );
     },
   }),
   defineCase({
@@ -339,7 +449,10 @@ export const ackCases: ConformanceCase[] = [
       const review = await ctx.publish({ type: 'task.needs_review' });
       const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
       ctx.equal(frames.map((f) => f.body.event.id).sort(), [failed.id, review.id].sort(), 'delivered events');
-      const extra = await conn.poll((f) => f.type === 'event.deliver' && !frames.some((g) => g.body.delivery.id === f.body.delivery.id), ctx.quietMs);
+      const extra = await conn.poll(
+        (f) => f.type === 'event.deliver' && !frames.some((g) => g.body.delivery.id === f.body.delivery.id),
+        ctx.quietMs,
+      );
       ctx.check(!extra, `a result of an unsubscribed type was delivered: ${extra?.$text}`);
     },
   }),
@@ -367,7 +480,10 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST deliver a later authoritative result of the same task as a separate event',
-    clause: { section: '§2', text: 'needs_review is not final; the same task may produce another result; deduplicate by event_id, not task_id' },
+    clause: {
+      section: '§2',
+      text: 'needs_review is not final; the same task may produce another result; deduplicate by event_id, not task_id',
+    },
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 2);
@@ -377,7 +493,10 @@ export const ackCases: ConformanceCase[] = [
       const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
       ctx.equal(frames.map((f) => f.body.event.id).sort(), [review.id, done.id].sort(), 'delivered events');
       ctx.check(frames[0]!.body.delivery.id !== frames[1]!.body.delivery.id, 'both results share one delivery');
-      ctx.check(frames.every((f) => f.body.event.aggregate_id === task), 'aggregate_id differs from the task');
+      ctx.check(
+        frames.every((f) => f.body.event.aggregate_id === task),
+        'aggregate_id differs from the task',
+      );
     },
   }),
   defineCase({
@@ -394,7 +513,11 @@ export const ackCases: ConformanceCase[] = [
       const wanted = new Set(published.map((e) => e.id));
       const seen = new Map<string, number>();
       while ([...wanted].some((id) => !seen.has(id))) {
-        const f = await conn.next((x) => x.type === 'event.deliver', ctx.deliverMs, `the remaining ${[...wanted].filter((id) => !seen.has(id)).length} of ${wanted.size} events`);
+        const f = await conn.next(
+          (x) => x.type === 'event.deliver',
+          ctx.deliverMs,
+          `the remaining ${[...wanted].filter((id) => !seen.has(id)).length} of ${wanted.size} events`,
+        );
         seen.set(f.body.event.id, (seen.get(f.body.event.id) ?? 0) + 1);
         ctx.check(wanted.has(f.body.event.id), `an event that was not published in this case arrived: ${f.body.event.id}`);
         const reply = await ctx.ack(conn, f);
@@ -415,7 +538,10 @@ export const ackCases: ConformanceCase[] = [
       const { sub, conn, deliver } = await leased(ctx);
       await conn.close();
       const { conn: next } = await ctx.bind(sub.id);
-      const early = await next.poll((f) => f.type === 'event.deliver' && f.body.delivery.id === deliver.body.delivery.id, ctx.quietWithinLease(deliver));
+      const early = await next.poll(
+        (f) => f.type === 'event.deliver' && f.body.delivery.id === deliver.body.delivery.id,
+        ctx.quietWithinLease(deliver),
+      );
       ctx.check(!early, `the leased delivery was offered again before its lease ran out: ${early?.$text}`);
       const reply = await ctx.ack(next, ctx.latest(deliver));
       ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `ACK on the new connection: ${reply.$text}`);
@@ -426,7 +552,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     kind: 'property',
-    title: 'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same bytes)',
+    title:
+      'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same bytes)',
     clause: { section: '§8', text: 'the runtime rejects non-canonical base64url; brief 7: 43 characters without padding' },
     timeoutMs: 90_000,
     async run(ctx) {
@@ -438,9 +565,17 @@ export const ackCases: ConformanceCase[] = [
       const arbitrary = fc.oneof(
         fc.constantFrom(...secretAliases(secret)),
         // random 43-character strings whose last character has non-zero unused bits
-        fc.tuple(fc.stringMatching(/^[A-Za-z0-9_-]{42}$/), fc.constantFrom(...ALPHABET.split('').filter((c) => (ALPHABET.indexOf(c) & 3) !== 0))).map(([a, b]) => a + b),
+        fc
+          .tuple(
+            fc.stringMatching(/^[A-Za-z0-9_-]{42}$/),
+            fc.constantFrom(...ALPHABET.split('').filter((c) => (ALPHABET.indexOf(c) & 3) !== 0)),
+          )
+          .map(([a, b]) => a + b),
         // wrong lengths and padding
-        fc.uint8Array({ minLength: 31, maxLength: 33 }).filter((b) => b.length !== 32).map((b) => encodeBase64url(b)),
+        fc
+          .uint8Array({ minLength: 31, maxLength: 33 })
+          .filter((b) => b.length !== 32)
+          .map((b) => encodeBase64url(b)),
         fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `${encodeBase64url(b)}=`),
         fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64')),
       );
@@ -468,7 +603,19 @@ export const ackCases: ConformanceCase[] = [
       const epoch = deliver.body.delivery.lease_epoch as string;
       const arbitrary = fc.oneof(
         fc.integer({ min: 1, max: 5 }).map((k) => '0'.repeat(k) + epoch),
-        fc.constantFrom(`+${epoch}`, `${epoch}.0`, `${epoch}e0`, ` ${epoch}`, `${epoch} `, `0x${epoch}`, '', '-1', '18446744073709551616', '99999999999999999999', '100000000000000000000'),
+        fc.constantFrom(
+          `+${epoch}`,
+          `${epoch}.0`,
+          `${epoch}e0`,
+          ` ${epoch}`,
+          `${epoch} `,
+          `0x${epoch}`,
+          '',
+          '-1',
+          '18446744073709551616',
+          '99999999999999999999',
+          '100000000000000000000',
+        ),
         fc.constantFrom(Number(epoch), null, [epoch], true),
       );
       await ctx.property(arbitrary, async (candidate) => {

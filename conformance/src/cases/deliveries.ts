@@ -92,7 +92,10 @@ export const deliveryCases: ConformanceCase[] = [
       ] as const) {
         ctx.check(res.status === 200, `${what}: HTTP ${res.status}`);
         for (const needle of [secret, 'lease_secret', 'token_digest', 'secret_digest', ctx.token('full')]) {
-          ctx.check(!res.text.includes(needle), `${what} contains ${needle === secret ? 'the lease secret' : needle === ctx.token('full') ? 'the bearer token' : `"${needle}"`}`);
+          ctx.check(
+            !res.text.includes(needle),
+            `${what} contains ${needle === secret ? 'the lease secret' : needle === ctx.token('full') ? 'the bearer token' : `"${needle}"`}`,
+          );
         }
       }
     },
@@ -106,8 +109,16 @@ export const deliveryCases: ConformanceCase[] = [
     async run(ctx) {
       const { deliver } = await leased(ctx);
       const other = await ctx.createSubscription();
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries/${deliver.body.delivery.id}`), 'NOT_FOUND', 'the delivery under another subscription');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries/${randomHex()}`), 'NOT_FOUND', 'an unknown delivery id');
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries/${deliver.body.delivery.id}`),
+        'NOT_FOUND',
+        'the delivery under another subscription',
+      );
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries/${randomHex()}`),
+        'NOT_FOUND',
+        'an unknown delivery id',
+      );
     },
   }),
   defineCase({
@@ -119,9 +130,25 @@ export const deliveryCases: ConformanceCase[] = [
     async run(ctx) {
       const { sub, deliver } = await leased(ctx);
       const d = deliver.body.delivery;
-      ctx.expectError(await ctx.get('sameNamespace', `/v1/subscriptions/${sub.id}/deliveries/${d.id}`), 'NOT_FOUND', 'detail by another credential');
-      ctx.expectError(await ctx.post('sameNamespace', `/v1/subscriptions/${sub.id}/deliveries/${d.id}:retry`, { expected_revision: d.revision, reason: 'x', additional_attempts: 1 }), 'NOT_FOUND', 'retry by another credential');
-      ctx.expectError(await ctx.get('otherNamespace', `/v1/subscriptions/${sub.id}/deliveries/${d.id}`), 'NOT_FOUND', 'detail by another namespace');
+      ctx.expectError(
+        await ctx.get('sameNamespace', `/v1/subscriptions/${sub.id}/deliveries/${d.id}`),
+        'NOT_FOUND',
+        'detail by another credential',
+      );
+      ctx.expectError(
+        await ctx.post('sameNamespace', `/v1/subscriptions/${sub.id}/deliveries/${d.id}:retry`, {
+          expected_revision: d.revision,
+          reason: 'x',
+          additional_attempts: 1,
+        }),
+        'NOT_FOUND',
+        'retry by another credential',
+      );
+      ctx.expectError(
+        await ctx.get('otherNamespace', `/v1/subscriptions/${sub.id}/deliveries/${d.id}`),
+        'NOT_FOUND',
+        'detail by another namespace',
+      );
     },
   }),
   defineCase({
@@ -134,11 +161,27 @@ export const deliveryCases: ConformanceCase[] = [
       const { sub } = await twoDeliveries(ctx);
       const page = await ctx.listDeliveries(sub.id, 'limit=1');
       const cursor = encodeURIComponent(page.next_cursor ?? ctx.skip('no next_cursor'));
-      const second = ctx.expectData(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?limit=1&cursor=${cursor}`), 200, 'the cursor used as given', 'validateDeliveryList');
-      ctx.check(second.items.length === 1 && second.items[0].id !== page.items[0].id && second.next_cursor === undefined, `the second and last page of two deliveries: ${JSON.stringify(second)}`);
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?limit=1&state=ACKED&cursor=${cursor}`), 'INVALID_ARGUMENT', 'the cursor with state=ACKED');
+      const second = ctx.expectData(
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?limit=1&cursor=${cursor}`),
+        200,
+        'the cursor used as given',
+        'validateDeliveryList',
+      );
+      ctx.check(
+        second.items.length === 1 && second.items[0].id !== page.items[0].id && second.next_cursor === undefined,
+        `the second and last page of two deliveries: ${JSON.stringify(second)}`,
+      );
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?limit=1&state=ACKED&cursor=${cursor}`),
+        'INVALID_ARGUMENT',
+        'the cursor with state=ACKED',
+      );
       const other = await ctx.createSubscription();
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries?limit=1&cursor=${cursor}`), 'INVALID_ARGUMENT', 'the cursor on another subscription');
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries?limit=1&cursor=${cursor}`),
+        'INVALID_ARGUMENT',
+        'the cursor on another subscription',
+      );
     },
   }),
   defineCase({
@@ -150,11 +193,19 @@ export const deliveryCases: ConformanceCase[] = [
     async run(ctx) {
       const { sub, conn, deliver } = await leased(ctx);
       const path = `/v1/subscriptions/${sub.id}/deliveries/${deliver.body.delivery.id}:retry`;
-      ctx.expectError(await ctx.post('full', path, { expected_revision: deliver.body.delivery.revision, reason: 'x', additional_attempts: 1 }), 'STATE_CONFLICT', 'retry of a LEASED delivery');
+      ctx.expectError(
+        await ctx.post('full', path, { expected_revision: deliver.body.delivery.revision, reason: 'x', additional_attempts: 1 }),
+        'STATE_CONFLICT',
+        'retry of a LEASED delivery',
+      );
       const reply = await ctx.ack(conn, ctx.latest(deliver));
       ctx.check(reply.type === 'ack', `ACK failed: ${reply.$text}`);
       const now = await ctx.deliveryDetail(sub.id, deliver.body.delivery.id);
-      ctx.expectError(await ctx.post('full', path, { expected_revision: now.delivery.revision, reason: 'x', additional_attempts: 1 }), 'STATE_CONFLICT', 'retry of an ACKED delivery');
+      ctx.expectError(
+        await ctx.post('full', path, { expected_revision: now.delivery.revision, reason: 'x', additional_attempts: 1 }),
+        'STATE_CONFLICT',
+        'retry of an ACKED delivery',
+      );
     },
   }),
   defineCase({
@@ -167,22 +218,33 @@ export const deliveryCases: ConformanceCase[] = [
     async run(ctx) {
       const { sub, conn, deliver } = await leased(ctx, { fields: { max_attempts: 1 } });
       const d = deliver.body.delivery;
-      ctx.check(d.attempts === 1 && d.attempt_budget === 1, `first delivery: attempts ${d.attempts}, attempt_budget ${d.attempt_budget}; expected 1 and 1`);
+      ctx.check(
+        d.attempts === 1 && d.attempt_budget === 1,
+        `first delivery: attempts ${d.attempts}, attempt_budget ${d.attempt_budget}; expected 1 and 1`,
+      );
       // The connection stays open: recovery is triggered by later claims of an enabled subscription.
       const expired = await ctx.waitForDeliveryState(sub.id, d.id, 'EXPIRED', ctx.redeliveryMs);
       ctx.check(expired.attempts === 1 && expired.lease_until === undefined, `EXPIRED delivery: ${JSON.stringify(expired)}`);
       const again = await conn.poll((f) => f.type === 'event.deliver' && f.body.delivery.id === d.id, ctx.quietMs);
       ctx.check(!again, `an EXPIRED delivery was sent again: ${again?.$text}`);
       ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 1, 'pending_count (EXPIRED records count)');
-      ctx.expectError(await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: sub.revision, reason: 'x' }), 'STATE_CONFLICT', 'retire with an EXPIRED delivery');
+      ctx.expectError(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: sub.revision, reason: 'x' }),
+        'STATE_CONFLICT',
+        'retire with an EXPIRED delivery',
+      );
     },
   }),
   defineCase({
     id: 'deliveries.retry-expired',
     area: 'deliveries',
     level: 'MUST',
-    title: 'MUST turn an EXPIRED delivery back to PENDING on retry, adding budget but keeping attempts, epoch and identity; a replay adds nothing',
-    clause: { section: '§4', text: 'retry: EXPIRED becomes PENDING, 1-100 more attempts; attempts, epoch, identity and backlog are kept; a replay returns the original receipt' },
+    title:
+      'MUST turn an EXPIRED delivery back to PENDING on retry, adding budget but keeping attempts, epoch and identity; a replay adds nothing',
+    clause: {
+      section: '§4',
+      text: 'retry: EXPIRED becomes PENDING, 1-100 more attempts; attempts, epoch, identity and backlog are kept; a replay returns the original receipt',
+    },
     timeoutMs: expiryTimeout,
     async run(ctx) {
       const { sub, conn, deliver } = await leased(ctx, { fields: { max_attempts: 1 } });
@@ -191,19 +253,35 @@ export const deliveryCases: ConformanceCase[] = [
       const path = `/v1/subscriptions/${sub.id}/deliveries/${d.id}:retry`;
       const key = `cf-${randomHex()}`;
       const body = { expected_revision: expired.revision, reason: 'receiver repaired', additional_attempts: 2 };
-      ctx.expectError(await ctx.post('full', path, { ...body, expected_revision: d.revision === expired.revision ? '0' : d.revision }), 'STATE_CONFLICT', 'retry with a stale expected_revision');
+      ctx.expectError(
+        await ctx.post('full', path, { ...body, expected_revision: d.revision === expired.revision ? '0' : d.revision }),
+        'STATE_CONFLICT',
+        'retry with a stale expected_revision',
+      );
       const first = ctx.expectData(await ctx.post('full', path, body, { key }), 200, 'retry', 'validateDeliveryRetryResult');
       const r = first.delivery;
       ctx.equal(first.deduplicated, false, 'deduplicated');
-      ctx.equal([r.id, r.event_id, r.lease_epoch, r.attempts, r.attempt_budget], [d.id, d.event_id, expired.lease_epoch, 1, 3], '[id, event_id, lease_epoch, attempts, attempt_budget] after retry');
+      ctx.equal(
+        [r.id, r.event_id, r.lease_epoch, r.attempts, r.attempt_budget],
+        [d.id, d.event_id, expired.lease_epoch, 1, 3],
+        '[id, event_id, lease_epoch, attempts, attempt_budget] after retry',
+      );
       ctx.check(r.state === 'PENDING' || r.state === 'LEASED', `state after retry: ${r.state}`);
       ctx.check(r.revision !== expired.revision, `the delivery revision ${r.revision} did not change with the retry`);
       ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 1, 'pending_count after the retry (the backlog slot is kept)');
       const replay = ctx.expectData(await ctx.post('full', path, body, { key }), 200, 'replayed retry', 'validateDeliveryRetryResult');
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.delivery, first.delivery, 'the replayed receipt');
-      const redelivered = await conn.next((f) => f.type === 'event.deliver' && f.body.delivery.id === d.id, ctx.redeliveryMs, 'the retried delivery to be sent again');
-      ctx.equal([redelivered.body.delivery.lease_epoch, redelivered.body.delivery.attempts, redelivered.body.delivery.attempt_budget], [String(BigInt(d.lease_epoch) + 1n), 2, 3], '[lease_epoch, attempts, attempt_budget] of the new lease');
+      const redelivered = await conn.next(
+        (f) => f.type === 'event.deliver' && f.body.delivery.id === d.id,
+        ctx.redeliveryMs,
+        'the retried delivery to be sent again',
+      );
+      ctx.equal(
+        [redelivered.body.delivery.lease_epoch, redelivered.body.delivery.attempts, redelivered.body.delivery.attempt_budget],
+        [String(BigInt(d.lease_epoch) + 1n), 2, 3],
+        '[lease_epoch, attempts, attempt_budget] of the new lease',
+      );
       const reply = await ctx.ack(conn, redelivered);
       ctx.check(reply.type === 'ack', `ACK of the retried delivery failed: ${reply.$text}`);
       ctx.equal((await ctx.deliveryDetail(sub.id, d.id)).delivery.attempt_budget, 3, 'attempt_budget after the replay (not added twice)');

@@ -18,11 +18,21 @@ async function sampleResponses(ctx: CaseContext): Promise<Array<[string, HttpRes
     ['GET subscription (200)', await ctx.get('full', `/v1/subscriptions/${sub.id}`)],
     ['list (200)', await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`)],
     ['create (201)', await postCreate(ctx, ctx.subscriptionBody())],
-    ['configure (200)', await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: sub.revision, enabled: true, reason: 'envelope' })],
+    [
+      'configure (200)',
+      await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
+        expected_revision: sub.revision,
+        enabled: true,
+        reason: 'envelope',
+      }),
+    ],
     ['no token (401)', await ctx.get(null, `/v1/subscriptions/${sub.id}`)],
     ['bad body (400)', await ctx.post('full', '/v1/subscriptions', '{')],
     ['unknown id (404)', await ctx.get('full', `/v1/subscriptions/${randomHex()}`)],
-    ['stale revision (409)', await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason: 'envelope' })],
+    [
+      'stale revision (409)',
+      await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason: 'envelope' }),
+    ],
     ['health (200)', await ctx.get(null, '/healthz')],
   ];
 }
@@ -37,7 +47,10 @@ export const envelopeCases: ConformanceCase[] = [
     async run(ctx) {
       for (const [what, res] of await sampleResponses(ctx)) {
         const directives = (res.header('cache-control') ?? '').split(',').map((d) => d.trim().toLowerCase());
-        ctx.check(directives.includes('no-store'), `${what}: Cache-Control is ${JSON.stringify(res.header('cache-control') ?? null)}, expected no-store`);
+        ctx.check(
+          directives.includes('no-store'),
+          `${what}: Cache-Control is ${JSON.stringify(res.header('cache-control') ?? null)}, expected no-store`,
+        );
       }
     },
   }),
@@ -51,7 +64,10 @@ export const envelopeCases: ConformanceCase[] = [
       for (const [what, res] of await sampleResponses(ctx)) {
         const header = res.header('x-request-id');
         const body = res.json?.request_id;
-        ctx.check(typeof header === 'string' && /^[0-9a-f]{32}$/.test(header), `${what}: X-Request-ID is ${JSON.stringify(header ?? null)}`);
+        ctx.check(
+          typeof header === 'string' && /^[0-9a-f]{32}$/.test(header),
+          `${what}: X-Request-ID is ${JSON.stringify(header ?? null)}`,
+        );
         ctx.check(header === body, `${what}: X-Request-ID ${header} differs from request_id ${JSON.stringify(body)}`);
       }
     },
@@ -68,8 +84,16 @@ export const envelopeCases: ConformanceCase[] = [
       ctx.validate('validateSubscriptionResultEnvelope', created.json, 'create response');
       const id = created.json.data.subscription.id;
       ctx.validate('validateSubscriptionEnvelope', (await ctx.get('full', `/v1/subscriptions/${id}`)).json, 'GET subscription response');
-      ctx.validate('validateSubscriptionListEnvelope', (await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}`)).json, 'list response');
-      ctx.validate('validateDeliveryListEnvelope', (await ctx.get('full', `/v1/subscriptions/${id}/deliveries`)).json, 'list deliveries response');
+      ctx.validate(
+        'validateSubscriptionListEnvelope',
+        (await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}`)).json,
+        'list response',
+      );
+      ctx.validate(
+        'validateDeliveryListEnvelope',
+        (await ctx.get('full', `/v1/subscriptions/${id}/deliveries`)).json,
+        'list deliveries response',
+      );
       ctx.validate('validateHealthEnvelope', (await ctx.get(null, '/healthz')).json, 'GET /healthz response');
     },
   }),
@@ -84,7 +108,10 @@ export const envelopeCases: ConformanceCase[] = [
         if (res.status < 400) continue;
         ctx.validate('validateErrorEnvelope', res.json, `${what}: body`);
         const code = res.json.error.code as ErrorCode;
-        ctx.check(ERROR_TABLE[code].status === res.status, `${what}: code ${code} travels with HTTP ${ERROR_TABLE[code].status}, got ${res.status}`);
+        ctx.check(
+          ERROR_TABLE[code].status === res.status,
+          `${what}: code ${code} travels with HTTP ${ERROR_TABLE[code].status}, got ${res.status}`,
+        );
         ctx.check(res.json.data === undefined, `${what}: an error envelope must not carry data`);
       }
     },
@@ -110,7 +137,9 @@ export const envelopeCases: ConformanceCase[] = [
     async run(ctx) {
       ctx.expectError(await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}`), 'UNAUTHENTICATED', 'list without a token');
       ctx.expectError(await ctx.post(null, '/v1/subscriptions', ctx.subscriptionBody()), 'UNAUTHENTICATED', 'create without a token');
-      const basic = await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}`, { headers: { authorization: `Basic ${Buffer.from(`x:${ctx.token('full')}`).toString('base64')}` } });
+      const basic = await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}`, {
+        headers: { authorization: `Basic ${Buffer.from(`x:${ctx.token('full')}`).toString('base64')}` },
+      });
       ctx.expectError(basic, 'UNAUTHENTICATED', 'list with Basic authentication');
     },
   }),
@@ -122,7 +151,9 @@ export const envelopeCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'requests use the Authorization: Bearer header; the auth-scheme token is case-insensitive in HTTP' },
     async run(ctx) {
       for (const scheme of ['bearer', 'BEARER']) {
-        const res = await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`, { headers: { authorization: `${scheme} ${ctx.token('full')}` } });
+        const res = await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`, {
+          headers: { authorization: `${scheme} ${ctx.token('full')}` },
+        });
         ctx.expectData(res, 200, `list with "Authorization: ${scheme} <token>"`);
       }
     },
@@ -165,7 +196,11 @@ export const envelopeCases: ConformanceCase[] = [
       ctx.expectError(await ctx.post('noEvents', '/v1/subscriptions', ctx.subscriptionBody()), 'PERMISSION_DENIED', 'create');
       ctx.expectError(await ctx.get('noEvents', `/v1/subscriptions?queue_id=${ctx.queue}`), 'PERMISSION_DENIED', 'list');
       ctx.expectError(await ctx.get('noEvents', `/v1/subscriptions/${sub.id}`), 'PERMISSION_DENIED', 'GET subscription');
-      ctx.expectError(await ctx.post('noEvents', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }), 'PERMISSION_DENIED', 'configure');
+      ctx.expectError(
+        await ctx.post('noEvents', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
+        'PERMISSION_DENIED',
+        'configure',
+      );
     },
   }),
   defineCase({
@@ -175,7 +210,12 @@ export const envelopeCases: ConformanceCase[] = [
     title: 'MUST refuse writes to a credential that holds only events:read (403 PERMISSION_DENIED)',
     clause: { section: '§1', text: 'POST /v1/subscriptions needs events:manage' },
     async run(ctx) {
-      ctx.expectData(await ctx.get('readOnly', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`), 200, 'list as readOnly', 'validateSubscriptionList');
+      ctx.expectData(
+        await ctx.get('readOnly', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`),
+        200,
+        'list as readOnly',
+        'validateSubscriptionList',
+      );
       ctx.expectError(await ctx.post('readOnly', '/v1/subscriptions', ctx.subscriptionBody()), 'PERMISSION_DENIED', 'create as readOnly');
     },
   }),
@@ -188,8 +228,16 @@ export const envelopeCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       ctx.expectError(await ctx.get('consumeOnly', `/v1/subscriptions?queue_id=${ctx.queue}`), 'PERMISSION_DENIED', 'list as consumeOnly');
-      ctx.expectError(await ctx.get('consumeOnly', `/v1/subscriptions/${sub.id}/deliveries`), 'PERMISSION_DENIED', 'list deliveries as consumeOnly');
-      ctx.expectError(await ctx.post('consumeOnly', '/v1/subscriptions', ctx.subscriptionBody()), 'PERMISSION_DENIED', 'create as consumeOnly');
+      ctx.expectError(
+        await ctx.get('consumeOnly', `/v1/subscriptions/${sub.id}/deliveries`),
+        'PERMISSION_DENIED',
+        'list deliveries as consumeOnly',
+      );
+      ctx.expectError(
+        await ctx.post('consumeOnly', '/v1/subscriptions', ctx.subscriptionBody()),
+        'PERMISSION_DENIED',
+        'create as consumeOnly',
+      );
     },
   }),
   defineCase({
@@ -200,10 +248,22 @@ export const envelopeCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'unknown query parameters are rejected; only the two list operations take any' },
     async run(ctx) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}?fields=id`), 'INVALID_ARGUMENT', 'GET subscription with ?fields=id');
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${sub.id}?fields=id`),
+        'INVALID_ARGUMENT',
+        'GET subscription with ?fields=id',
+      );
       ctx.expectError(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&sort=asc`), 'INVALID_ARGUMENT', 'list with &sort=asc');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?queue_id=${ctx.queue}`), 'INVALID_ARGUMENT', 'list deliveries with ?queue_id');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&Limit=1`), 'INVALID_ARGUMENT', 'list with the alias Limit');
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?queue_id=${ctx.queue}`),
+        'INVALID_ARGUMENT',
+        'list deliveries with ?queue_id',
+      );
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&Limit=1`),
+        'INVALID_ARGUMENT',
+        'list with the alias Limit',
+      );
     },
   }),
   defineCase({
@@ -214,9 +274,21 @@ export const envelopeCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'repeated query parameters are rejected' },
     async run(ctx) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&queue_id=${ctx.queue}`), 'INVALID_ARGUMENT', 'list with queue_id twice');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1&limit=1`), 'INVALID_ARGUMENT', 'list with limit twice');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?state=ACKED&state=ACKED`), 'INVALID_ARGUMENT', 'list deliveries with state twice');
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&queue_id=${ctx.queue}`),
+        'INVALID_ARGUMENT',
+        'list with queue_id twice',
+      );
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1&limit=1`),
+        'INVALID_ARGUMENT',
+        'list with limit twice',
+      );
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?state=ACKED&state=ACKED`),
+        'INVALID_ARGUMENT',
+        'list deliveries with state twice',
+      );
     },
   }),
   defineCase({
@@ -227,8 +299,16 @@ export const envelopeCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'only the two list operations accept query parameters' },
     async run(ctx) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(await postCreate(ctx, ctx.subscriptionBody(), 'full', '/v1/subscriptions?dry_run=1'), 'INVALID_ARGUMENT', 'create with ?dry_run=1');
-      const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure?force=1`, { expected_revision: '1', enabled: false, reason: 'x' });
+      ctx.expectError(
+        await postCreate(ctx, ctx.subscriptionBody(), 'full', '/v1/subscriptions?dry_run=1'),
+        'INVALID_ARGUMENT',
+        'create with ?dry_run=1',
+      );
+      const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure?force=1`, {
+        expected_revision: '1',
+        enabled: false,
+        reason: 'x',
+      });
       ctx.expectError(res, 'INVALID_ARGUMENT', 'configure with ?force=1');
       const after = await ctx.getSubscription(sub.id);
       ctx.check(after.revision === '1' && after.enabled, `the refused configure changed the subscription: ${JSON.stringify(after)}`);
@@ -246,8 +326,18 @@ export const envelopeCases: ConformanceCase[] = [
       const created = await ctx.request('full', 'POST', '/v1/subscriptions', { body });
       if (created.status === 201) ctx.own('full', created.json.data.subscription.id);
       ctx.expectError(created, 'INVALID_ARGUMENT', 'create without Idempotency-Key');
-      ctx.expectError(await ctx.request('full', 'POST', `/v1/subscriptions/${sub.id}:configure`, { body: { expected_revision: '1', enabled: false, reason: 'x' } }), 'INVALID_ARGUMENT', 'configure without Idempotency-Key');
-      ctx.expectError(await ctx.request('full', 'POST', `/v1/subscriptions/${sub.id}:retire`, { body: { expected_revision: '1', reason: 'x' } }), 'INVALID_ARGUMENT', 'retire without Idempotency-Key');
+      ctx.expectError(
+        await ctx.request('full', 'POST', `/v1/subscriptions/${sub.id}:configure`, {
+          body: { expected_revision: '1', enabled: false, reason: 'x' },
+        }),
+        'INVALID_ARGUMENT',
+        'configure without Idempotency-Key',
+      );
+      ctx.expectError(
+        await ctx.request('full', 'POST', `/v1/subscriptions/${sub.id}:retire`, { body: { expected_revision: '1', reason: 'x' } }),
+        'INVALID_ARGUMENT',
+        'retire without Idempotency-Key',
+      );
       const after = await ctx.getSubscription(sub.id);
       ctx.check(after.revision === '1' && !after.retired_at, `a write without a key changed the subscription: ${JSON.stringify(after)}`);
     },
@@ -262,9 +352,17 @@ export const envelopeCases: ConformanceCase[] = [
     async run(ctx) {
       const body = { type: 'task.succeeded', task_id: randomHex(), task_revision: '1' };
       ctx.expectError(await ctx.post('full', `/v1/queues/${ctx.queue}/results`, body), 'PERMISSION_DENIED', 'publish with events:* only');
-      ctx.expectOneOf(await ctx.post('publisher', `/v1/queues/${randomHex()}/results`, body), ['NOT_FOUND', 'PERMISSION_DENIED'], 'publish to an unknown queue');
+      ctx.expectOneOf(
+        await ctx.post('publisher', `/v1/queues/${randomHex()}/results`, body),
+        ['NOT_FOUND', 'PERMISSION_DENIED'],
+        'publish to an unknown queue',
+      );
       if (ctx.config.queues.otherNamespace) {
-        ctx.expectOneOf(await ctx.post('publisher', `/v1/queues/${ctx.otherNamespaceQueue}/results`, body), ['NOT_FOUND', 'PERMISSION_DENIED'], 'publish to a queue of another namespace');
+        ctx.expectOneOf(
+          await ctx.post('publisher', `/v1/queues/${ctx.otherNamespaceQueue}/results`, body),
+          ['NOT_FOUND', 'PERMISSION_DENIED'],
+          'publish to a queue of another namespace',
+        );
       }
     },
   }),
@@ -292,17 +390,31 @@ export const envelopeCases: ConformanceCase[] = [
       const known = ['queue_id', 'limit', 'cursor', 'state'];
       const arbitrary = fc.oneof(
         // an unknown name on the list operation
-        fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,11}$/).filter((n) => !known.includes(n)).map((n) => ({ target: `/v1/subscriptions?${list}&${n}=1`, what: `unknown "${n}"` })),
+        fc
+          .stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,11}$/)
+          .filter((n) => !known.includes(n))
+          .map((n) => ({ target: `/v1/subscriptions?${list}&${n}=1`, what: `unknown "${n}"` })),
         // a case alias of a known name
-        fc.mixedCase(fc.constantFrom('queue_id', 'limit')).filter((n) => !known.includes(n)).map((n) => ({ target: `/v1/subscriptions?${list}&${n}=1`, what: `alias "${n}"` })),
+        fc
+          .mixedCase(fc.constantFrom('queue_id', 'limit'))
+          .filter((n) => !known.includes(n))
+          .map((n) => ({ target: `/v1/subscriptions?${list}&${n}=1`, what: `alias "${n}"` })),
         // queue_id repeated, the repeat percent-encoded
-        fc.constantFrom('queue%5Fid', 'queue%5fid', '%71ueue_id', 'queue_i%64').map((n) => ({ target: `/v1/subscriptions?${list}&${n}=${ctx.queue}`, what: `queue_id repeated as "${n}"` })),
+        fc
+          .constantFrom('queue%5Fid', 'queue%5fid', '%71ueue_id', 'queue_i%64')
+          .map((n) => ({ target: `/v1/subscriptions?${list}&${n}=${ctx.queue}`, what: `queue_id repeated as "${n}"` })),
         // a malformed limit
-        fc.constantFrom('0', '101', '01', '+5', '1.0', '-1', '1e1', 'ten', '', '%31%30%31').map((v) => ({ target: `/v1/subscriptions?${list}&limit=${v}`, what: `limit=${v}` })),
+        fc
+          .constantFrom('0', '101', '01', '+5', '1.0', '-1', '1e1', 'ten', '', '%31%30%31')
+          .map((v) => ({ target: `/v1/subscriptions?${list}&limit=${v}`, what: `limit=${v}` })),
         // any parameter on an operation that takes none
-        fc.stringMatching(/^[a-z_]{1,10}$/).map((n) => ({ target: `/v1/subscriptions/${sub.id}?${n}=1`, what: `"${n}" on GET subscription` })),
+        fc
+          .stringMatching(/^[a-z_]{1,10}$/)
+          .map((n) => ({ target: `/v1/subscriptions/${sub.id}?${n}=1`, what: `"${n}" on GET subscription` })),
         // an invalid state filter
-        fc.constantFrom('acked', 'Acked', 'DONE', '', 'ACKED,LEASED').map((v) => ({ target: `/v1/subscriptions/${sub.id}/deliveries?state=${v}`, what: `state=${v}` })),
+        fc
+          .constantFrom('acked', 'Acked', 'DONE', '', 'ACKED,LEASED')
+          .map((v) => ({ target: `/v1/subscriptions/${sub.id}/deliveries?state=${v}`, what: `state=${v}` })),
       );
       await ctx.property(arbitrary, async ({ target, what }) => {
         ctx.expectError(await ctx.get('full', target), 'INVALID_ARGUMENT', `GET with ${what}`);

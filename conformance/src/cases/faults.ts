@@ -13,7 +13,11 @@ import { leased, listAll, randomHex } from './helpers.ts';
 const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
 
 /** Sends raw bytes over TCP; resolves with what came back before `waitMs` or the server's close. */
-function rawExchange(ctx: CaseContext, bytes: string, options: { destroyAfterSend?: boolean; waitMs: number }): Promise<{ response: string; closedByServer: boolean }> {
+function rawExchange(
+  ctx: CaseContext,
+  bytes: string,
+  options: { destroyAfterSend?: boolean; waitMs: number },
+): Promise<{ response: string; closedByServer: boolean }> {
   const url = new URL(ctx.config.baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: url.hostname, port: Number(url.port || 80) });
@@ -24,7 +28,9 @@ function rawExchange(ctx: CaseContext, bytes: string, options: { destroyAfterSen
       done = true;
       clearTimeout(timer);
       socket.destroy();
-      ctx.log.note(`raw TCP: sent ${JSON.stringify(bytes.slice(0, 300))}; received ${JSON.stringify(response.slice(0, 600))}${closedByServer ? '; closed by the server' : ''}`);
+      ctx.log.note(
+        `raw TCP: sent ${JSON.stringify(bytes.slice(0, 300))}; received ${JSON.stringify(response.slice(0, 600))}${closedByServer ? '; closed by the server' : ''}`,
+      );
       resolve({ response, closedByServer });
     };
     const timer = setTimeout(() => finish(false), options.waitMs);
@@ -47,7 +53,11 @@ export const faultCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'HTTP uses a uniform request_id + data/error envelope' },
     async run(ctx) {
       ctx.expectError(await ctx.get('full', '/v1/nothing-here'), 'NOT_FOUND', 'GET /v1/nothing-here');
-      for (const [method, target] of [['PUT', '/v1/subscriptions'], ['DELETE', '/v1/subscriptions'], ['POST', '/healthz']] as const) {
+      for (const [method, target] of [
+        ['PUT', '/v1/subscriptions'],
+        ['DELETE', '/v1/subscriptions'],
+        ['POST', '/healthz'],
+      ] as const) {
         const res = await ctx.request('full', method, target, { key: `cf-${randomHex()}`, body: {} });
         ctx.check(res.status >= 400 && res.status < 500, `${method} ${target}: expected a 4xx refusal, got ${res.status}`);
         ctx.validate('validateErrorEnvelope', res.json, `${method} ${target}: body`);
@@ -63,10 +73,30 @@ export const faultCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       ctx.expectError(await ctx.get('full', `/v1/subscriptions/${randomHex()}`), 'NOT_FOUND', 'GET an unknown subscription');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${randomHex()}/deliveries`), 'NOT_FOUND', 'list deliveries of an unknown subscription');
-      ctx.expectError(await ctx.post('full', `/v1/subscriptions/${randomHex()}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }), 'NOT_FOUND', 'configure an unknown subscription');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}`), 'NOT_FOUND', 'GET an unknown delivery');
-      ctx.expectError(await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}:retry`, { expected_revision: '1', reason: 'x', additional_attempts: 1 }), 'NOT_FOUND', 'retry an unknown delivery');
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${randomHex()}/deliveries`),
+        'NOT_FOUND',
+        'list deliveries of an unknown subscription',
+      );
+      ctx.expectError(
+        await ctx.post('full', `/v1/subscriptions/${randomHex()}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
+        'NOT_FOUND',
+        'configure an unknown subscription',
+      );
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}`),
+        'NOT_FOUND',
+        'GET an unknown delivery',
+      );
+      ctx.expectError(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}:retry`, {
+          expected_revision: '1',
+          reason: 'x',
+          additional_attempts: 1,
+        }),
+        'NOT_FOUND',
+        'retry an unknown delivery',
+      );
     },
   }),
   defineCase({
@@ -106,8 +136,16 @@ export const faultCases: ConformanceCase[] = [
       const { sub, conn, deliver } = await leased(ctx);
       await conn.close();
       const { conn: next } = await ctx.bind(sub.id);
-      const again = await next.next((f) => f.type === 'event.deliver' && f.body.delivery.id === deliver.body.delivery.id, ctx.redeliveryMs, 'the unacknowledged delivery again');
-      ctx.equal([again.body.event.id, again.body.delivery.lease_epoch], [deliver.body.event.id, String(BigInt(deliver.body.delivery.lease_epoch) + 1n)], '[event.id, lease_epoch] of the redelivery');
+      const again = await next.next(
+        (f) => f.type === 'event.deliver' && f.body.delivery.id === deliver.body.delivery.id,
+        ctx.redeliveryMs,
+        'the unacknowledged delivery again',
+      );
+      ctx.equal(
+        [again.body.event.id, again.body.delivery.lease_epoch],
+        [deliver.body.event.id, String(BigInt(deliver.body.delivery.lease_epoch) + 1n)],
+        '[event.id, lease_epoch] of the redelivery',
+      );
       ctx.equal((await ctx.ack(next, again)).type, 'ack', 'ACK of the redelivery');
     },
   }),
@@ -140,7 +178,10 @@ export const faultCases: ConformanceCase[] = [
     async run(ctx) {
       const head = `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: cf-${randomHex()}\r\nContent-Length: 100\r\n\r\n{"name":`;
       const { response } = await rawExchange(ctx, head, { waitMs: ctx.timing.requestTimeoutMs + 4_000 });
-      ctx.check(/^HTTP\/1\.1 503 /.test(response), `expected 503 within ${ctx.timing.requestTimeoutMs + 4_000} ms, got ${JSON.stringify(response.slice(0, 200)) || 'nothing'}`);
+      ctx.check(
+        /^HTTP\/1\.1 503 /.test(response),
+        `expected 503 within ${ctx.timing.requestTimeoutMs + 4_000} ms, got ${JSON.stringify(response.slice(0, 200)) || 'nothing'}`,
+      );
       ctx.check(response.includes('"UNAVAILABLE"'), `the 503 does not carry UNAVAILABLE: ${response.slice(0, 400)}`);
       ctx.check(/\r\nretry-after: *\d+\r\n/i.test(response), `the 503 has no Retry-After header: ${response.slice(0, 400)}`);
     },
@@ -158,12 +199,19 @@ export const faultCases: ConformanceCase[] = [
         await ctx.post('full', '/v1/subscriptions', `{"name":"a","name":"b","queue_id":"${ctx.queue}"}`),
         await ctx.get('full', '/v1/subscriptions/zz'),
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '9', enabled: false, reason: 'x' }),
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '18446744073709551615', enabled: false, reason: '\u0000' }),
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
+          expected_revision: '18446744073709551615',
+          enabled: false,
+          reason: '\u0000',
+        }),
         await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&cursor=${'A'.repeat(600)}`),
       ];
       for (const res of responses) {
         const message = String(res.json?.error?.message ?? '');
-        ctx.check(!/\n\s+at |SQLITE_|ER_[A-Z_]+|node_modules|\.ts:\d+|\.js:\d+|SELECT |INSERT |UPDATE /.test(message), `an error message leaks internals: ${message}`);
+        ctx.check(
+          !/\n\s+at |SQLITE_|ER_[A-Z_]+|node_modules|\.ts:\d+|\.js:\d+|SELECT |INSERT |UPDATE /.test(message),
+          `an error message leaks internals: ${message}`,
+        );
       }
     },
   }),

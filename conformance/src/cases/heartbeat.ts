@@ -43,7 +43,10 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST close a connection that sends no valid frame for the idle timeout (deliveries do not count), and not much earlier',
-    clause: { section: '§7', text: '60 seconds without a valid client frame closes the connection; receiving results does not replace the client heartbeat' },
+    clause: {
+      section: '§7',
+      text: '60 seconds without a valid client frame closes the connection; receiving results does not replace the client heartbeat',
+    },
     timeoutMs: (t) => 20_000 + 3 * t.idleTimeoutMs,
     async run(ctx) {
       const sub = await ctx.createSubscription();
@@ -55,7 +58,10 @@ export const heartbeatCases: ConformanceCase[] = [
       const closed = await conn.waitClose(ctx.timing.idleTimeoutMs + Math.max(3_000, ctx.timing.idleTimeoutMs / 2));
       const after = Date.now() - started;
       ctx.check(closed, `the connection stayed open ${after} ms without client frames (idle timeout ${ctx.timing.idleTimeoutMs} ms)`);
-      ctx.check(after >= ctx.timing.idleTimeoutMs * 0.75, `the connection closed after ${after} ms, well before the idle timeout of ${ctx.timing.idleTimeoutMs} ms`);
+      ctx.check(
+        after >= ctx.timing.idleTimeoutMs * 0.75,
+        `the connection closed after ${after} ms, well before the idle timeout of ${ctx.timing.idleTimeoutMs} ms`,
+      );
     },
   }),
   defineCase({
@@ -71,7 +77,10 @@ export const heartbeatCases: ConformanceCase[] = [
       const until = Date.now() + Math.floor(ctx.timing.idleTimeoutMs * 1.4);
       while (Date.now() < until) {
         await ctx.sleep(Math.floor(ctx.timing.idleTimeoutMs / 3));
-        ctx.check(!conn.closed, `the connection closed (${conn.closed?.code}) although the client pinged every ${Math.floor(ctx.timing.idleTimeoutMs / 3)} ms`);
+        ctx.check(
+          !conn.closed,
+          `the connection closed (${conn.closed?.code}) although the client pinged every ${Math.floor(ctx.timing.idleTimeoutMs / 3)} ms`,
+        );
         ctx.equal((await ping(ctx, conn)).type, 'ack', 'ping reply');
       }
     },
@@ -119,7 +128,11 @@ export const heartbeatCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'ping check' }), 200, 'retire');
+      ctx.expectData(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'ping check' }),
+        200,
+        'retire',
+      );
       const id = conn.send('events.ping', {});
       const reply = await conn.poll((f) => f.reply_to === id, ctx.replyMs);
       ctx.check(!reply || reply.type === 'error', `the ping on a retired subscription was answered: ${reply?.$text}`);

@@ -35,7 +35,12 @@ export function randomHex(bytes = 16): string {
 }
 
 /** POSTs a create body (object or raw text); a subscription a broken server creates is retired later. */
-export async function postCreate(ctx: CaseContext, body: unknown, role: Role = 'full', target = '/v1/subscriptions'): Promise<HttpResponse> {
+export async function postCreate(
+  ctx: CaseContext,
+  body: unknown,
+  role: Role = 'full',
+  target = '/v1/subscriptions',
+): Promise<HttpResponse> {
   const res = await ctx.post(role, target, body);
   const id = (res.json as { data?: { subscription?: { id?: unknown } } } | undefined)?.data?.subscription?.id;
   if (res.status >= 200 && res.status < 300 && typeof id === 'string') ctx.own(role, id);
@@ -61,7 +66,10 @@ export interface Leased {
 }
 
 /** A new subscription, a bound connection, one published result and its event.deliver. */
-export async function leased(ctx: CaseContext, options: { fields?: Record<string, unknown>; capacity?: number; type?: EventType; role?: Role } = {}): Promise<Leased> {
+export async function leased(
+  ctx: CaseContext,
+  options: { fields?: Record<string, unknown>; capacity?: number; type?: EventType; role?: Role } = {},
+): Promise<Leased> {
   const role = options.role ?? 'full';
   const sub = await ctx.createSubscription(options.fields ?? {}, role);
   const { conn, welcome } = await ctx.bind(sub.id, options.capacity ?? 1, role);

@@ -15,12 +15,24 @@ interface Entry {
 }
 
 function history(ctx: CaseContext, id: string, query = '', what = 'history'): Promise<{ items: Entry[]; next_cursor?: string }> {
-  return ctx.get('full', `/v1/subscriptions/${id}/history${query}`).then((res) => ctx.expectData(res, 200, what, 'validateSubscriptionHistory'));
+  return ctx
+    .get('full', `/v1/subscriptions/${id}/history${query}`)
+    .then((res) => ctx.expectData(res, 200, what, 'validateSubscriptionHistory'));
 }
 
 /** Pauses or resumes with a given reason and key; returns the new revision. */
-async function configure(ctx: CaseContext, id: string, body: { expected_revision: string; enabled: boolean; reason: string }, key = `cf-${randomHex()}`): Promise<string> {
-  const data = ctx.expectData(await ctx.post('full', `/v1/subscriptions/${id}:configure`, body, { key }), 200, `configure enabled=${body.enabled}`, 'validateSubscriptionResult');
+async function configure(
+  ctx: CaseContext,
+  id: string,
+  body: { expected_revision: string; enabled: boolean; reason: string },
+  key = `cf-${randomHex()}`,
+): Promise<string> {
+  const data = ctx.expectData(
+    await ctx.post('full', `/v1/subscriptions/${id}:configure`, body, { key }),
+    200,
+    `configure enabled=${body.enabled}`,
+    'validateSubscriptionResult',
+  );
   return data.subscription.revision as string;
 }
 
@@ -30,7 +42,10 @@ export const historyCases: ConformanceCase[] = [
     area: 'history',
     level: 'MUST',
     title: 'MUST list create, pause, resume and retire newest first, each once with its reason and the revision it produced',
-    clause: { section: 'extension', text: 'every operator change writes one history entry in the same transaction; replays and refusals write none' },
+    clause: {
+      section: 'extension',
+      text: 'every operator change writes one history entry in the same transaction; replays and refusals write none',
+    },
     features: ['history'],
     async run(ctx) {
       const sub = await ctx.createSubscription();
@@ -38,9 +53,17 @@ export const historyCases: ConformanceCase[] = [
       const pause = { expected_revision: sub.revision, enabled: false, reason: 'receiver maintenance' };
       const paused = await configure(ctx, sub.id, pause, pauseKey);
       await configure(ctx, sub.id, pause, pauseKey);
-      ctx.expectError(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { ...pause, reason: 'stale' }), 'STATE_CONFLICT', 'configure with a stale revision');
+      ctx.expectError(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { ...pause, reason: 'stale' }),
+        'STATE_CONFLICT',
+        'configure with a stale revision',
+      );
       const resumed = await configure(ctx, sub.id, { expected_revision: paused, enabled: true, reason: 'maintenance over' });
-      const retired = ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: resumed, reason: 'replaced' }), 200, 'retire');
+      const retired = ctx.expectData(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: resumed, reason: 'replaced' }),
+        200,
+        'retire',
+      );
       const page = await history(ctx, sub.id, '?limit=100');
       ctx.equal(
         page.items.map((e) => [e.action, e.reason, e.revision]),
@@ -64,26 +87,52 @@ export const historyCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       let revision = sub.revision;
-      for (let i = 0; i < 4; i++) revision = await configure(ctx, sub.id, { expected_revision: revision, enabled: i % 2 === 1, reason: `step ${i}` });
+      for (let i = 0; i < 4; i++)
+        revision = await configure(ctx, sub.id, { expected_revision: revision, enabled: i % 2 === 1, reason: `step ${i}` });
       const whole = (await history(ctx, sub.id, '?limit=100')).items;
       ctx.equal(whole.length, 5, 'entries after create and four configures');
       const paged: Entry[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 10; page++) {
-        const current = await history(ctx, sub.id, `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, `history page ${page + 1}`);
+        const current = await history(
+          ctx,
+          sub.id,
+          `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          `history page ${page + 1}`,
+        );
         paged.push(...current.items);
         cursor = current.next_cursor;
         if (cursor === undefined) break;
       }
-      ctx.equal(paged.map((e) => e.id), whole.map((e) => e.id), 'the pages chained by next_cursor');
+      ctx.equal(
+        paged.map((e) => e.id),
+        whole.map((e) => e.id),
+        'the pages chained by next_cursor',
+      );
 
       const first = (await history(ctx, sub.id, '?limit=1')).next_cursor ?? '';
       const other = await ctx.createSubscription();
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${other.id}/history?cursor=${encodeURIComponent(first)}`), 'INVALID_ARGUMENT', "another subscription's cursor");
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${other.id}/history?cursor=${encodeURIComponent(first)}`),
+        'INVALID_ARGUMENT',
+        "another subscription's cursor",
+      );
       ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}/history?limit=0`), 'INVALID_ARGUMENT', 'limit=0');
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}/history?state=PENDING`), 'INVALID_ARGUMENT', 'an unknown query parameter');
-      ctx.expectError(await ctx.get('sameNamespace', `/v1/subscriptions/${sub.id}/history`), 'NOT_FOUND', 'another credential of the namespace');
-      ctx.expectError(await ctx.get('noEvents', `/v1/subscriptions/${sub.id}/history`), 'PERMISSION_DENIED', 'a credential without events:read');
+      ctx.expectError(
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/history?state=PENDING`),
+        'INVALID_ARGUMENT',
+        'an unknown query parameter',
+      );
+      ctx.expectError(
+        await ctx.get('sameNamespace', `/v1/subscriptions/${sub.id}/history`),
+        'NOT_FOUND',
+        'another credential of the namespace',
+      );
+      ctx.expectError(
+        await ctx.get('noEvents', `/v1/subscriptions/${sub.id}/history`),
+        'PERMISSION_DENIED',
+        'a credential without events:read',
+      );
     },
   }),
 ];

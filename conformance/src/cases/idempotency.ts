@@ -21,7 +21,12 @@ export const idempotencyCases: ConformanceCase[] = [
       if (original.status === 201) ctx.own('full', original.json.data.subscription.id);
       const created = ctx.expectData(original, 201, 'create', 'validateSubscriptionResult');
       ctx.equal(created.deduplicated, false, 'deduplicated of the first create');
-      const replay = ctx.expectData(await ctx.post('full', '/v1/subscriptions', body, { key }), 200, 'replayed create', 'validateSubscriptionResult');
+      const replay = ctx.expectData(
+        await ctx.post('full', '/v1/subscriptions', body, { key }),
+        200,
+        'replayed create',
+        'validateSubscriptionResult',
+      );
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.subscription, created.subscription, 'the subscription of the replay');
     },
@@ -55,7 +60,12 @@ export const idempotencyCases: ConformanceCase[] = [
       if (first.status === 201) ctx.own('full', first.json.data.subscription.id);
       const created = ctx.expectData(first, 201, 'create', 'validateSubscriptionResult');
       await ctx.configure(created.subscription.id, false);
-      const replay = ctx.expectData(await ctx.post('full', '/v1/subscriptions', body, { key }), 200, 'replayed create', 'validateSubscriptionResult');
+      const replay = ctx.expectData(
+        await ctx.post('full', '/v1/subscriptions', body, { key }),
+        200,
+        'replayed create',
+        'validateSubscriptionResult',
+      );
       ctx.equal(replay.subscription.revision, '1', 'revision in the replayed receipt');
       ctx.equal(replay.subscription.enabled, true, 'enabled in the replayed receipt');
       ctx.equal((await ctx.getSubscription(created.subscription.id)).enabled, false, 'enabled read with GET');
@@ -71,14 +81,36 @@ export const idempotencyCases: ConformanceCase[] = [
       const sub = await ctx.createSubscription();
       const k1 = `cf-${randomHex()}`;
       const pause = { expected_revision: '1', enabled: false, reason: 'maintenance' };
-      const first = ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }), 200, 'pause', 'validateSubscriptionResult');
-      ctx.check(first.subscription.revision === '2' && first.subscription.enabled === false && first.deduplicated === false, `pause receipt: ${JSON.stringify(first)}`);
-      const replay = ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }), 200, 'replayed pause', 'validateSubscriptionResult');
+      const first = ctx.expectData(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }),
+        200,
+        'pause',
+        'validateSubscriptionResult',
+      );
+      ctx.check(
+        first.subscription.revision === '2' && first.subscription.enabled === false && first.deduplicated === false,
+        `pause receipt: ${JSON.stringify(first)}`,
+      );
+      const replay = ctx.expectData(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }),
+        200,
+        'replayed pause',
+        'validateSubscriptionResult',
+      );
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.subscription, first.subscription, 'the replayed receipt');
-      const resume = ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '2', enabled: true, reason: 'done' }), 200, 'resume');
+      const resume = ctx.expectData(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '2', enabled: true, reason: 'done' }),
+        200,
+        'resume',
+      );
       ctx.equal(resume.subscription.revision, '3', 'revision after resume');
-      const late = ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }), 200, 'pause replayed after resume', 'validateSubscriptionResult');
+      const late = ctx.expectData(
+        await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }),
+        200,
+        'pause replayed after resume',
+        'validateSubscriptionResult',
+      );
       ctx.equal(late.subscription, first.subscription, 'the late replay receipt');
       const now = await ctx.getSubscription(sub.id);
       ctx.check(now.enabled === true && now.revision === '3', `the late replay was applied again: ${JSON.stringify(now)}`);
@@ -96,10 +128,23 @@ export const idempotencyCases: ConformanceCase[] = [
     async run(ctx) {
       const key = `cf-${randomHex()}`;
       const body = { type: 'task.failed', task_id: randomHex(), task_revision: '3', details: { reason: 'x' } };
-      const first = ctx.expectData(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }), 201, 'publish', 'validatePublishResultResponse');
+      const first = ctx.expectData(
+        await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }),
+        201,
+        'publish',
+        'validatePublishResultResponse',
+      );
       ctx.equal(first.deduplicated, false, 'deduplicated of the first publish');
-      ctx.check(first.event.aggregate_id === body.task_id && first.event.aggregate_revision === '3', `the event does not reflect the request: ${JSON.stringify(first.event)}`);
-      const replay = ctx.expectData(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }), 200, 'replayed publish', 'validatePublishResultResponse');
+      ctx.check(
+        first.event.aggregate_id === body.task_id && first.event.aggregate_revision === '3',
+        `the event does not reflect the request: ${JSON.stringify(first.event)}`,
+      );
+      const replay = ctx.expectData(
+        await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }),
+        200,
+        'replayed publish',
+        'validatePublishResultResponse',
+      );
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.event, first.event, 'the replayed event');
     },
@@ -115,7 +160,11 @@ export const idempotencyCases: ConformanceCase[] = [
       const key = `cf-${randomHex()}`;
       const body = { type: 'task.succeeded', task_id: randomHex(), task_revision: '1' };
       ctx.expectData(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }), 201, 'publish');
-      ctx.expectError(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, { ...body, task_revision: '2' }, { key }), 'IDEMPOTENCY_CONFLICT', 'publish with the same key and another task_revision');
+      ctx.expectError(
+        await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, { ...body, task_revision: '2' }, { key }),
+        'IDEMPOTENCY_CONFLICT',
+        'publish with the same key and another task_revision',
+      );
     },
   }),
   defineCase({

@@ -37,8 +37,16 @@ export const jsonCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'duplicate JSON keys are rejected' },
     async run(ctx) {
       const name = ctx.name();
-      await expectCreateInvalid(ctx, `{"name":${JSON.stringify(name)},"queue_id":"${ctx.queue}","name":${JSON.stringify(`${name}-b`)}}`, 'create with "name" twice');
-      await expectCreateInvalid(ctx, `{"name":${JSON.stringify(ctx.name())},"queue_id":"${ctx.queue}","queue_id":"${ctx.queue}"}`, 'create with "queue_id" twice, same value');
+      await expectCreateInvalid(
+        ctx,
+        `{"name":${JSON.stringify(name)},"queue_id":"${ctx.queue}","name":${JSON.stringify(`${name}-b`)}}`,
+        'create with "name" twice',
+      );
+      await expectCreateInvalid(
+        ctx,
+        `{"name":${JSON.stringify(ctx.name())},"queue_id":"${ctx.queue}","queue_id":"${ctx.queue}"}`,
+        'create with "queue_id" twice, same value',
+      );
     },
   }),
   defineCase({
@@ -48,8 +56,16 @@ export const jsonCases: ConformanceCase[] = [
     title: 'MUST reject duplicate member names that differ only in escaping (compared after unescaping)',
     clause: { section: '§1', text: 'duplicate JSON keys are rejected' },
     async run(ctx) {
-      await expectCreateInvalid(ctx, `{"name":${JSON.stringify(ctx.name())},"queue_id":"${ctx.queue}","n\\u0061me":${JSON.stringify(ctx.name())}}`, 'create with "name" and "n\\u0061me"');
-      await expectCreateInvalid(ctx, `{"name":${JSON.stringify(ctx.name())},"queue\\u005Fid":"${ctx.queue}","queue_id":"${ctx.queue}"}`, 'create with "queue\\u005Fid" and "queue_id"');
+      await expectCreateInvalid(
+        ctx,
+        `{"name":${JSON.stringify(ctx.name())},"queue_id":"${ctx.queue}","n\\u0061me":${JSON.stringify(ctx.name())}}`,
+        'create with "name" and "n\\u0061me"',
+      );
+      await expectCreateInvalid(
+        ctx,
+        `{"name":${JSON.stringify(ctx.name())},"queue\\u005Fid":"${ctx.queue}","queue_id":"${ctx.queue}"}`,
+        'create with "queue\\u005Fid" and "queue_id"',
+      );
     },
   }),
   defineCase({
@@ -92,7 +108,11 @@ export const jsonCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'case aliases of field names are rejected' },
     async run(ctx) {
       await expectCreateInvalid(ctx, createText(ctx, `,"Queue_Id":"${ctx.queue}"`), 'create with "Queue_Id" besides "queue_id"');
-      await expectCreateInvalid(ctx, `{"NAME":${JSON.stringify(ctx.name())},"queue_id":"${ctx.queue}"}`, 'create with "NAME" instead of "name"');
+      await expectCreateInvalid(
+        ctx,
+        `{"NAME":${JSON.stringify(ctx.name())},"queue_id":"${ctx.queue}"}`,
+        'create with "NAME" instead of "name"',
+      );
       await expectCreateInvalid(ctx, createText(ctx, ',"Max_Pending":5'), 'create with "Max_Pending"');
     },
   }),
@@ -116,7 +136,11 @@ export const jsonCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'counts and versions travel as canonical decimal strings' },
     async run(ctx) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(await configureRaw(ctx, sub.id, '{"expected_revision":1,"enabled":false,"reason":"x"}'), 'INVALID_ARGUMENT', 'configure with expected_revision 1 (a number)');
+      ctx.expectError(
+        await configureRaw(ctx, sub.id, '{"expected_revision":1,"enabled":false,"reason":"x"}'),
+        'INVALID_ARGUMENT',
+        'configure with expected_revision 1 (a number)',
+      );
       await expectCreateInvalid(ctx, createText(ctx, ',"from_sequence":0'), 'create with from_sequence 0 (a number)');
       ctx.equal((await ctx.getSubscription(sub.id)).revision, '1', 'revision after the refused configure');
     },
@@ -130,10 +154,18 @@ export const jsonCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       for (const v of ['18446744073709551616', '99999999999999999999']) {
-        ctx.expectError(await configureRaw(ctx, sub.id, `{"expected_revision":"${v}","enabled":false,"reason":"x"}`), 'INVALID_ARGUMENT', `configure with expected_revision "${v}"`);
+        ctx.expectError(
+          await configureRaw(ctx, sub.id, `{"expected_revision":"${v}","enabled":false,"reason":"x"}`),
+          'INVALID_ARGUMENT',
+          `configure with expected_revision "${v}"`,
+        );
       }
       // The maximum itself is a valid uint64: the request is well-formed and only the revision is wrong.
-      ctx.expectError(await configureRaw(ctx, sub.id, `{"expected_revision":"${UINT64_MAX}","enabled":false,"reason":"x"}`), 'STATE_CONFLICT', `configure with expected_revision "${UINT64_MAX}"`);
+      ctx.expectError(
+        await configureRaw(ctx, sub.id, `{"expected_revision":"${UINT64_MAX}","enabled":false,"reason":"x"}`),
+        'STATE_CONFLICT',
+        `configure with expected_revision "${UINT64_MAX}"`,
+      );
     },
   }),
   defineCase({
@@ -218,17 +250,24 @@ export const jsonCases: ConformanceCase[] = [
     title: 'MUST deliver `result` byte for byte as published (big integers, number spelling, escapes)',
     clause: { section: 'brief 2', text: '`result` is any JSON value kept byte-exact as raw JSON text' },
     async run(ctx) {
-      const result = '{"big":123456789012345678901234567890,"neg":-0,"frac":1.50,"exp":1E+2,"s":"\\u00e9\\ud83d\\ude00","raw":"\u00e9\u{1F600}","list":[1,{"a":null}]}';
+      const result =
+        '{"big":123456789012345678901234567890,"neg":-0,"frac":1.50,"exp":1E+2,"s":"\\u00e9\\ud83d\\ude00","raw":"\u00e9\u{1F600}","list":[1,{"a":null}]}';
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const event = await ctx.publish({ type: 'task.succeeded', result });
       const deliver = await ctx.deliver(conn);
       const frame = parseStrict(deliver.$text, { raw: [['body', 'event', 'snapshot', 'result']] }) as any;
       ctx.equal(frame.body.event.id, event.id, 'the delivered event');
-      ctx.check(frame.body.event.snapshot.result?.text === result, `event.deliver carries result ${frame.body.event.snapshot.result?.text}, published ${result}`);
+      ctx.check(
+        frame.body.event.snapshot.result?.text === result,
+        `event.deliver carries result ${frame.body.event.snapshot.result?.text}, published ${result}`,
+      );
       const detail = await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${deliver.body.delivery.id}`);
       const raw = detail.parseRaw([['data', 'event', 'snapshot', 'result']]);
-      ctx.check(raw.data.event.snapshot.result?.text === result, `GET delivery returns result ${raw.data.event.snapshot.result?.text}, published ${result}`);
+      ctx.check(
+        raw.data.event.snapshot.result?.text === result,
+        `GET delivery returns result ${raw.data.event.snapshot.result?.text}, published ${result}`,
+      );
     },
   }),
   defineCase({
@@ -277,14 +316,29 @@ export const jsonCases: ConformanceCase[] = [
       const known = ['name', 'queue_id', 'types', 'from_sequence', 'max_pending', 'max_attempts'];
       const arbitrary = fc.record({
         member: fc.oneof(
-          fc.constantFrom('namespace_id', 'application_id', 'credential_id', 'id', 'revision', 'enabled', 'cursor_sequence', 'pending_count', 'retired_at', 'reason'),
+          fc.constantFrom(
+            'namespace_id',
+            'application_id',
+            'credential_id',
+            'id',
+            'revision',
+            'enabled',
+            'cursor_sequence',
+            'pending_count',
+            'retired_at',
+            'reason',
+          ),
           fc.mixedCase(fc.constantFrom(...known)).filter((k) => !known.includes(k)),
           fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,15}$/).filter((k) => !known.includes(k)),
         ),
         value: fc.constantFrom('"x"', '1', 'null', '{}', '[]', 'true', `"${'1'.repeat(32)}"`),
       });
       await ctx.property(arbitrary, async ({ member, value }) => {
-        ctx.expectError(await postCreate(ctx, createText(ctx, `,${JSON.stringify(member)}:${value}`)), 'INVALID_ARGUMENT', `create with the extra member "${member}"`);
+        ctx.expectError(
+          await postCreate(ctx, createText(ctx, `,${JSON.stringify(member)}:${value}`)),
+          'INVALID_ARGUMENT',
+          `create with the extra member "${member}"`,
+        );
       });
     },
   }),
@@ -293,14 +347,17 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     kind: 'property',
-    title: 'MUST reject every non-canonical spelling of a uint64 (sign, leading zero, fraction, exponent, space, range) as INVALID_ARGUMENT',
+    title:
+      'MUST reject every non-canonical spelling of a uint64 (sign, leading zero, fraction, exponent, space, range) as INVALID_ARGUMENT',
     clause: { section: '§1', text: 'counts and versions are canonical decimal strings without sign, leading zero or fraction' },
     timeoutMs: 60_000,
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const token = fc.oneof(
         fc.integer({ min: 1, max: 6 }).map((k) => JSON.stringify('0'.repeat(k) + '1')),
-        fc.constantFrom('+1', '-1', '1.0', '1.', '.1', '1e0', '1E0', ' 1', '1 ', '0x1', '\uff11', '', '1_0', '-0', '+0', '00', '1\u0000').map((s) => JSON.stringify(s)),
+        fc
+          .constantFrom('+1', '-1', '1.0', '1.', '.1', '1e0', '1E0', ' 1', '1 ', '0x1', '\uff11', '', '1_0', '-0', '+0', '00', '1\u0000')
+          .map((s) => JSON.stringify(s)),
         fc.bigInt({ min: 2n ** 64n, max: 10n ** 20n - 1n }).map((n) => JSON.stringify(n.toString())),
         fc.bigInt({ min: 10n ** 20n, max: 10n ** 30n }).map((n) => JSON.stringify(n.toString())),
         fc.constantFrom('1', '1.0', '1e0', '10000000000000000000001', 'true', 'null', '["1"]'),

@@ -22,8 +22,16 @@ export const retentionCases: ConformanceCase[] = [
       const r3 = await ctx.publish({ type: 'task.succeeded' });
       await ctx.prune(r3.sequence);
       const boundary = (BigInt(r3.sequence) - 1n).toString();
-      ctx.expectError(await postCreate(ctx, ctx.subscriptionBody({ from_sequence: r1.sequence })), 'EVENT_HISTORY_EXPIRED', `create with from_sequence ${r1.sequence} below the boundary ${boundary}`);
-      const sub = ctx.expectData(await postCreate(ctx, ctx.subscriptionBody({ from_sequence: boundary })), 201, `create with from_sequence at the boundary ${boundary}`).subscription;
+      ctx.expectError(
+        await postCreate(ctx, ctx.subscriptionBody({ from_sequence: r1.sequence })),
+        'EVENT_HISTORY_EXPIRED',
+        `create with from_sequence ${r1.sequence} below the boundary ${boundary}`,
+      );
+      const sub = ctx.expectData(
+        await postCreate(ctx, ctx.subscriptionBody({ from_sequence: boundary })),
+        201,
+        `create with from_sequence at the boundary ${boundary}`,
+      ).subscription;
       const { conn } = await ctx.bind(sub.id);
       ctx.equal((await ctx.deliver(conn)).body.event.id, r3.id, 'the first event after the boundary');
     },
@@ -33,7 +41,10 @@ export const retentionCases: ConformanceCase[] = [
     area: 'retention',
     level: 'MUST',
     title: 'MUST end the session of a subscription whose cursor fell behind the boundary with EVENT_HISTORY_EXPIRED, never skipping ahead',
-    clause: { section: '§7', text: 'EVENT_HISTORY_EXPIRED: a claim that finds a history gap reports and closes, never jumping silently to the newest position' },
+    clause: {
+      section: '§7',
+      text: 'EVENT_HISTORY_EXPIRED: a claim that finds a history gap reports and closes, never jumping silently to the newest position',
+    },
     features: ['retention'],
     async run(ctx) {
       const sub = await ctx.createSubscription({ types: ['task.failed'] });

@@ -22,7 +22,13 @@ function paddedPing(sessionId: string, size: number): { text: string; id: string
 }
 
 /** Opens a connection, sends one raw hello text, and expects no welcome and a refusal. */
-async function helloRefused(ctx: CaseContext, text: string, messageId: string, what: string, codes: Parameters<CaseContext['expectRefused']>[2]): Promise<void> {
+async function helloRefused(
+  ctx: CaseContext,
+  text: string,
+  messageId: string,
+  what: string,
+  codes: Parameters<CaseContext['expectRefused']>[2],
+): Promise<void> {
   const conn = await ctx.connect();
   conn.sendText(text);
   await ctx.expectRefused(conn, messageId, codes, what);
@@ -43,7 +49,10 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST answer hello with events.welcome: reply_to, a new message_id, the session_id, the capacity and the timings',
-    clause: { section: '§5', text: 'the welcome carries session_id, subscription_id, capacity, lease_duration_ms, heartbeat_interval_ms, server_time, enabled' },
+    clause: {
+      section: '§5',
+      text: 'the welcome carries session_id, subscription_id, capacity, lease_duration_ms, heartbeat_interval_ms, server_time, enabled',
+    },
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const conn = await ctx.connect();
@@ -54,7 +63,11 @@ export const sessionCases: ConformanceCase[] = [
       ctx.check(w.message_id !== helloId, 'the welcome reuses the hello message_id');
       ctx.equal(w.session_id, w.body.session_id, 'session_id of the frame versus the body');
       ctx.equal([w.body.subscription_id, w.body.capacity, w.body.enabled], [sub.id, 3, true], '[subscription_id, capacity, enabled]');
-      ctx.equal([w.body.lease_duration_ms, w.body.heartbeat_interval_ms], [ctx.timing.leaseDurationMs, ctx.timing.heartbeatIntervalMs], '[lease_duration_ms, heartbeat_interval_ms] versus the declared timing');
+      ctx.equal(
+        [w.body.lease_duration_ms, w.body.heartbeat_interval_ms],
+        [ctx.timing.leaseDurationMs, ctx.timing.heartbeatIntervalMs],
+        '[lease_duration_ms, heartbeat_interval_ms] versus the declared timing',
+      );
     },
   }),
   defineCase({
@@ -71,7 +84,11 @@ export const sessionCases: ConformanceCase[] = [
       await ctx.sleep(Math.floor(ctx.timing.helloTimeoutMs / 2));
       const welcome = await late.hello(sub.id, 1, ctx.replyMs);
       ctx.check(welcome.type === 'events.welcome', `a hello after half the hello timeout was refused: ${welcome.$text}`);
-      await ctx.expectClosed(silent, Math.ceil(ctx.timing.helloTimeoutMs / 2) + Math.max(2_000, ctx.timing.helloTimeoutMs), 'a connection without hello');
+      await ctx.expectClosed(
+        silent,
+        Math.ceil(ctx.timing.helloTimeoutMs / 2) + Math.max(2_000, ctx.timing.helloTimeoutMs),
+        'a connection without hello',
+      );
     },
   }),
   defineCase({
@@ -82,7 +99,9 @@ export const sessionCases: ConformanceCase[] = [
     clause: { section: '§7', text: 'an invalid envelope or a wrong session closes with 1008' },
     async run(ctx) {
       const conn = await ctx.connect();
-      conn.sendText(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }));
+      conn.sendText(
+        JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }),
+      );
       await expectPolicyClose(ctx, conn, 'a ping before hello');
     },
   }),
@@ -94,9 +113,19 @@ export const sessionCases: ConformanceCase[] = [
     clause: { section: '§5', text: 'hello cannot carry session_id, reply_to or error' },
     async run(ctx) {
       const sub = await ctx.createSubscription();
-      for (const extra of [`,"session_id":"${randomHex()}"`, `,"reply_to":"${randomHex()}"`, ',"error":{"code":"UNAVAILABLE","message":"x"}']) {
+      for (const extra of [
+        `,"session_id":"${randomHex()}"`,
+        `,"reply_to":"${randomHex()}"`,
+        ',"error":{"code":"UNAVAILABLE","message":"x"}',
+      ]) {
         const id = newMessageId();
-        await helloRefused(ctx, helloText(id, { subscription_id: sub.id, capacity: 1 }, extra), id, `hello with ${extra.slice(1, extra.indexOf(':'))}`, ['INVALID_ARGUMENT']);
+        await helloRefused(
+          ctx,
+          helloText(id, { subscription_id: sub.id, capacity: 1 }, extra),
+          id,
+          `hello with ${extra.slice(1, extra.indexOf(':'))}`,
+          ['INVALID_ARGUMENT'],
+        );
       }
     },
   }),
@@ -110,7 +139,13 @@ export const sessionCases: ConformanceCase[] = [
       const sub = await ctx.createSubscription();
       for (const capacity of [0, 33, 1.5, '1', null]) {
         const id = newMessageId();
-        await helloRefused(ctx, helloText(id, { subscription_id: sub.id, capacity }), id, `hello with capacity ${JSON.stringify(capacity)}`, ['INVALID_ARGUMENT']);
+        await helloRefused(
+          ctx,
+          helloText(id, { subscription_id: sub.id, capacity }),
+          id,
+          `hello with capacity ${JSON.stringify(capacity)}`,
+          ['INVALID_ARGUMENT'],
+        );
       }
       const id = newMessageId();
       await helloRefused(ctx, helloText(id, { subscription_id: sub.id }), id, 'hello without capacity', ['INVALID_ARGUMENT']);
@@ -172,7 +207,9 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      conn.sendText(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }));
+      conn.sendText(
+        JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }),
+      );
       await expectPolicyClose(ctx, conn, 'a ping with another session_id');
     },
   }),
@@ -185,7 +222,11 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      conn.sendBinary(Buffer.from(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: conn.sessionId, body: {} })));
+      conn.sendBinary(
+        Buffer.from(
+          JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: conn.sessionId, body: {} }),
+        ),
+      );
       await expectPolicyClose(ctx, conn, 'a binary ping');
     },
   }),
@@ -201,7 +242,8 @@ export const sessionCases: ConformanceCase[] = [
       for (const make of [
         (_s: string) => '{"protocol_version":"1",',
         (s: string) => `{"protocol_version":"1","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{},"body":{}}`,
-        (s: string) => `{"protocol_version":"1","type":"events.ping","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{}}`,
+        (s: string) =>
+          `{"protocol_version":"1","type":"events.ping","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{}}`,
       ]) {
         const { conn } = await ctx.bind(sub.id);
         const text = make(conn.sessionId!);
@@ -320,18 +362,43 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     kind: 'property',
-    title: 'MUST close with 1008 on every invalid envelope: duplicate or escaped-duplicate keys, unknown or case-alias members, bad version, type or message_id',
+    title:
+      'MUST close with 1008 on every invalid envelope: duplicate or escaped-duplicate keys, unknown or case-alias members, bad version, type or message_id',
     clause: { section: '§7', text: 'an invalid envelope closes the connection with 1008' },
     timeoutMs: 90_000,
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const members = ['protocol_version', 'type', 'message_id', 'session_id', 'body'] as const;
       const arbitrary = fc.oneof(
-        fc.record({ kind: fc.constant('duplicate' as const), key: fc.constantFrom(...members), mask: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }), upper: fc.boolean() }),
-        fc.record({ kind: fc.constant('extra' as const), key: fc.oneof(fc.mixedCase(fc.constantFrom(...members)).filter((k) => !(members as readonly string[]).includes(k)), fc.constantFrom('reply_to', 'error', 'id', 'meta')) }),
+        fc.record({
+          kind: fc.constant('duplicate' as const),
+          key: fc.constantFrom(...members),
+          mask: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+          upper: fc.boolean(),
+        }),
+        fc.record({
+          kind: fc.constant('extra' as const),
+          key: fc.oneof(
+            fc.mixedCase(fc.constantFrom(...members)).filter((k) => !(members as readonly string[]).includes(k)),
+            fc.constantFrom('reply_to', 'error', 'id', 'meta'),
+          ),
+        }),
         fc.record({ kind: fc.constant('version' as const), value: fc.constantFrom('1', '"2"', '"1.0"', '" 1"', 'null', '"v1"') }),
-        fc.record({ kind: fc.constant('type' as const), value: fc.constantFrom('"events.PING"', '"ping"', '"event.deliver"', '"ack"', '"event.renew"', '"event.nack"', '""', '1') }),
-        fc.record({ kind: fc.constant('messageId' as const), value: fc.oneof(fc.constantFrom('"x"', '1', 'null'), fc.stringMatching(/^[0-9a-f]{31}$/).map((h) => `"${h}"`), fc.stringMatching(/^[0-9A-F]{32}$/).filter((h) => /[A-F]/.test(h)).map((h) => `"${h}"`)) }),
+        fc.record({
+          kind: fc.constant('type' as const),
+          value: fc.constantFrom('"events.PING"', '"ping"', '"event.deliver"', '"ack"', '"event.renew"', '"event.nack"', '""', '1'),
+        }),
+        fc.record({
+          kind: fc.constant('messageId' as const),
+          value: fc.oneof(
+            fc.constantFrom('"x"', '1', 'null'),
+            fc.stringMatching(/^[0-9a-f]{31}$/).map((h) => `"${h}"`),
+            fc
+              .stringMatching(/^[0-9A-F]{32}$/)
+              .filter((h) => /[A-F]/.test(h))
+              .map((h) => `"${h}"`),
+          ),
+        }),
         fc.record({ kind: fc.constant('notObject' as const), value: fc.constantFrom('[]', '"events.ping"', '1', 'null', '{', '') }),
       );
       await ctx.property(arbitrary, async (c) => {

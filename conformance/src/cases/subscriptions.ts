@@ -15,7 +15,10 @@ function ordered(ctx: CaseContext, items: Subscription[], what: string): void {
     const b = items[i]!;
     const ta = Date.parse(a.created_at);
     const tb = Date.parse(b.created_at);
-    ctx.check(ta > tb || (ta === tb && a.id > b.id), `${what}: ${a.id} (${a.created_at}) is listed before ${b.id} (${b.created_at}); expected created_at DESC, id DESC`);
+    ctx.check(
+      ta > tb || (ta === tb && a.id > b.id),
+      `${what}: ${a.id} (${a.created_at}) is listed before ${b.id} (${b.created_at}); expected created_at DESC, id DESC`,
+    );
   }
 }
 
@@ -32,8 +35,15 @@ export const subscriptionCases: ConformanceCase[] = [
       const data = ctx.expectData(res, 201, 'create', 'validateSubscriptionResult');
       const s = data.subscription as Subscription;
       ctx.equal(data.deduplicated, false, 'deduplicated');
-      ctx.equal([s.name, s.queue_id, s.revision, s.enabled, s.types, s.pending_count, s.max_pending, s.max_attempts], [body.name, ctx.queue, '1', true, TYPE_ORDER, 0, 100, 20], '[name, queue_id, revision, enabled, types, pending_count, max_pending, max_attempts]');
-      ctx.check(s.retired_at === undefined && s.retired_sequence === undefined, 'a new subscription carries retired_at or retired_sequence');
+      ctx.equal(
+        [s.name, s.queue_id, s.revision, s.enabled, s.types, s.pending_count, s.max_pending, s.max_attempts],
+        [body.name, ctx.queue, '1', true, TYPE_ORDER, 0, 100, 20],
+        '[name, queue_id, revision, enabled, types, pending_count, max_pending, max_attempts]',
+      );
+      ctx.check(
+        s.retired_at === undefined && s.retired_sequence === undefined,
+        'a new subscription carries retired_at or retired_sequence',
+      );
       const own = ctx.credentialId('full');
       if (own) ctx.equal(s.credential_id, own, 'credential_id (the creating credential)');
     },
@@ -45,9 +55,17 @@ export const subscriptionCases: ConformanceCase[] = [
     title: 'MUST normalize types to the fixed order and treat [] as all four',
     clause: { section: '§2', text: 'the type set is normalized to a fixed order' },
     async run(ctx) {
-      ctx.equal((await ctx.createSubscription({ types: ['task.succeeded', 'task.cancelled'] })).types, ['task.cancelled', 'task.succeeded'], 'types of ["task.succeeded","task.cancelled"]');
+      ctx.equal(
+        (await ctx.createSubscription({ types: ['task.succeeded', 'task.cancelled'] })).types,
+        ['task.cancelled', 'task.succeeded'],
+        'types of ["task.succeeded","task.cancelled"]',
+      );
       ctx.equal((await ctx.createSubscription({ types: [] })).types, TYPE_ORDER, 'types of []');
-      ctx.equal((await ctx.createSubscription({ types: ['task.needs_review', 'task.succeeded', 'task.failed', 'task.cancelled'] })).types, TYPE_ORDER, 'types of all four shuffled');
+      ctx.equal(
+        (await ctx.createSubscription({ types: ['task.needs_review', 'task.succeeded', 'task.failed', 'task.cancelled'] })).types,
+        TYPE_ORDER,
+        'types of all four shuffled',
+      );
     },
   }),
   defineCase({
@@ -58,8 +76,16 @@ export const subscriptionCases: ConformanceCase[] = [
     clause: { section: '§2', text: 'the name is unique within the namespace' },
     async run(ctx) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(await postCreate(ctx, { name: sub.name, queue_id: ctx.queue }), 'STATE_CONFLICT', 'a second create with the same name and a new key');
-      ctx.expectError(await postCreate(ctx, { name: sub.name, queue_id: ctx.queue }, 'sameNamespace'), 'STATE_CONFLICT', 'the same name by another credential of the namespace');
+      ctx.expectError(
+        await postCreate(ctx, { name: sub.name, queue_id: ctx.queue }),
+        'STATE_CONFLICT',
+        'a second create with the same name and a new key',
+      );
+      ctx.expectError(
+        await postCreate(ctx, { name: sub.name, queue_id: ctx.queue }, 'sameNamespace'),
+        'STATE_CONFLICT',
+        'the same name by another credential of the namespace',
+      );
       if (ctx.config.queues.otherNamespace && ctx.config.credentials.otherNamespace) {
         const other = await postCreate(ctx, { name: sub.name, queue_id: ctx.otherNamespaceQueue }, 'otherNamespace');
         ctx.expectData(other, 201, 'the same name in another namespace');
@@ -90,11 +116,20 @@ export const subscriptionCases: ConformanceCase[] = [
       const mine = await ctx.createSubscription();
       const theirs = await ctx.createSubscription({}, 'sameNamespace');
       const listed = await listAll(ctx, 'full', '/v1/subscriptions', `queue_id=${ctx.queue}`);
-      ctx.check(listed.some((s) => s.id === mine.id), 'full does not see its own subscription');
-      ctx.check(!listed.some((s) => s.id === theirs.id), "full sees a subscription of the other credential");
-      ctx.check(listed.every((s) => s.queue_id === ctx.queue), 'the list holds a subscription of another queue');
+      ctx.check(
+        listed.some((s) => s.id === mine.id),
+        'full does not see its own subscription',
+      );
+      ctx.check(!listed.some((s) => s.id === theirs.id), 'full sees a subscription of the other credential');
+      ctx.check(
+        listed.every((s) => s.queue_id === ctx.queue),
+        'the list holds a subscription of another queue',
+      );
       const theirList = await listAll(ctx, 'sameNamespace', '/v1/subscriptions', `queue_id=${ctx.queue}`);
-      ctx.check(theirList.some((s) => s.id === theirs.id) && !theirList.some((s) => s.id === mine.id), 'the other credential sees the wrong subscriptions');
+      ctx.check(
+        theirList.some((s) => s.id === theirs.id) && !theirList.some((s) => s.id === mine.id),
+        'the other credential sees the wrong subscriptions',
+      );
       for (const s of listed) ctx.validate('validateSubscription', s, 'a listed subscription');
     },
   }),
@@ -109,18 +144,35 @@ export const subscriptionCases: ConformanceCase[] = [
       const seen: Subscription[] = [];
       let cursor: string | undefined;
       for (let i = 0; i < 3; i++) {
-        const page = ctx.expectData(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`), 200, `page ${i + 1}`, 'validateSubscriptionList');
+        const page = ctx.expectData(
+          await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+          200,
+          `page ${i + 1}`,
+          'validateSubscriptionList',
+        );
         ctx.equal(page.items.length, 1, `items on page ${i + 1} with limit=1`);
         seen.push(page.items[0]);
         cursor = page.next_cursor;
         ctx.check(typeof cursor === 'string' || i === 2, `page ${i + 1} of at least 3 has no next_cursor`);
       }
-      ctx.equal(seen.map((s) => s.id), created.map((s) => s.id).reverse(), 'the three newest subscriptions, newest first');
+      ctx.equal(
+        seen.map((s) => s.id),
+        created.map((s) => s.id).reverse(),
+        'the three newest subscriptions, newest first',
+      );
       const all = await listAll(ctx, 'full', '/v1/subscriptions', `queue_id=${ctx.queue}`);
       ordered(ctx, all, 'the full list');
-      const first = ctx.expectData(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}`), 200, 'a page without limit', 'validateSubscriptionList');
+      const first = ctx.expectData(
+        await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}`),
+        200,
+        'a page without limit',
+        'validateSubscriptionList',
+      );
       ctx.equal(first.items.length, Math.min(20, all.length), 'items on a page without limit (default 20)');
-      ctx.check((first.next_cursor !== undefined) === all.length > 20, `next_cursor ${first.next_cursor === undefined ? 'absent' : 'present'} on the first of ${all.length} items with the default limit`);
+      ctx.check(
+        (first.next_cursor !== undefined) === all.length > 20,
+        `next_cursor ${first.next_cursor === undefined ? 'absent' : 'present'} on the first of ${all.length} items with the default limit`,
+      );
       ctx.equal(new Set(all.map((s) => s.id)).size, all.length, 'distinct ids across pages');
     },
   }),
@@ -135,9 +187,17 @@ export const subscriptionCases: ConformanceCase[] = [
       await ctx.createSubscription();
       const page = ctx.expectData(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`), 200, 'first page');
       const cursor = encodeURIComponent(page.next_cursor ?? ctx.skip('no next_cursor'));
-      ctx.expectError(await ctx.get('sameNamespace', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1&cursor=${cursor}`), 'INVALID_ARGUMENT', 'the cursor used by another credential');
+      ctx.expectError(
+        await ctx.get('sameNamespace', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1&cursor=${cursor}`),
+        'INVALID_ARGUMENT',
+        'the cursor used by another credential',
+      );
       if (ctx.config.queues.secondary) {
-        ctx.expectError(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.secondaryQueue}&limit=1&cursor=${cursor}`), 'INVALID_ARGUMENT', 'the cursor used with another queue');
+        ctx.expectError(
+          await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.secondaryQueue}&limit=1&cursor=${cursor}`),
+          'INVALID_ARGUMENT',
+          'the cursor used with another queue',
+        );
       } else ctx.log.note('no queues.secondary: the other-queue half was not checked');
     },
   }),
@@ -145,17 +205,28 @@ export const subscriptionCases: ConformanceCase[] = [
     id: 'subscriptions.other-credential-not-found',
     area: 'subscriptions',
     level: 'MUST',
-    title: "MUST answer NOT_FOUND when another credential of the same namespace touches a subscription",
+    title: 'MUST answer NOT_FOUND when another credential of the same namespace touches a subscription',
     clause: { section: '§1', text: 'another credential, even in the same namespace, cannot operate on the subscription' },
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const as = 'sameNamespace';
       ctx.expectError(await ctx.get(as, `/v1/subscriptions/${sub.id}`), 'NOT_FOUND', 'GET');
-      ctx.expectError(await ctx.post(as, `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }), 'NOT_FOUND', 'configure');
-      ctx.expectError(await ctx.post(as, `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }), 'NOT_FOUND', 'retire');
+      ctx.expectError(
+        await ctx.post(as, `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
+        'NOT_FOUND',
+        'configure',
+      );
+      ctx.expectError(
+        await ctx.post(as, `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }),
+        'NOT_FOUND',
+        'retire',
+      );
       ctx.expectError(await ctx.get(as, `/v1/subscriptions/${sub.id}/deliveries`), 'NOT_FOUND', 'list deliveries');
       const after = await ctx.getSubscription(sub.id);
-      ctx.check(after.revision === '1' && after.enabled && !after.retired_at, `the other credential changed the subscription: ${JSON.stringify(after)}`);
+      ctx.check(
+        after.revision === '1' && after.enabled && !after.retired_at,
+        `the other credential changed the subscription: ${JSON.stringify(after)}`,
+      );
     },
   }),
   defineCase({
@@ -167,7 +238,11 @@ export const subscriptionCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       ctx.expectError(await ctx.get('otherNamespace', `/v1/subscriptions/${sub.id}`), 'NOT_FOUND', 'GET');
-      ctx.expectError(await ctx.post('otherNamespace', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }), 'NOT_FOUND', 'configure');
+      ctx.expectError(
+        await ctx.post('otherNamespace', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
+        'NOT_FOUND',
+        'configure',
+      );
       ctx.expectError(await ctx.get('otherNamespace', `/v1/subscriptions/${sub.id}/deliveries`), 'NOT_FOUND', 'list deliveries');
     },
   }),
@@ -178,11 +253,23 @@ export const subscriptionCases: ConformanceCase[] = [
     title: "MUST refuse to create a subscription on a queue outside the credential's scope",
     clause: { section: '§1', text: 'every operation checks the queue scope' },
     async run(ctx) {
-      ctx.expectOneOf(await postCreate(ctx, ctx.subscriptionBody({ queue_id: randomHex() })), ['NOT_FOUND', 'PERMISSION_DENIED'], 'create on an unknown queue');
+      ctx.expectOneOf(
+        await postCreate(ctx, ctx.subscriptionBody({ queue_id: randomHex() })),
+        ['NOT_FOUND', 'PERMISSION_DENIED'],
+        'create on an unknown queue',
+      );
       if (ctx.config.queues.otherNamespace) {
-        ctx.expectOneOf(await postCreate(ctx, ctx.subscriptionBody({ queue_id: ctx.otherNamespaceQueue })), ['NOT_FOUND', 'PERMISSION_DENIED'], 'create on a queue of another namespace');
+        ctx.expectOneOf(
+          await postCreate(ctx, ctx.subscriptionBody({ queue_id: ctx.otherNamespaceQueue })),
+          ['NOT_FOUND', 'PERMISSION_DENIED'],
+          'create on a queue of another namespace',
+        );
       }
-      ctx.expectOneOf(await ctx.get('full', `/v1/subscriptions?queue_id=${randomHex()}`), ['NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_ARGUMENT'], 'list an unknown queue');
+      ctx.expectOneOf(
+        await ctx.get('full', `/v1/subscriptions?queue_id=${randomHex()}`),
+        ['NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_ARGUMENT'],
+        'list an unknown queue',
+      );
     },
   }),
   defineCase({
@@ -197,7 +284,11 @@ export const subscriptionCases: ConformanceCase[] = [
       ctx.check(paused.enabled === false && paused.revision === '2', `after pause: ${JSON.stringify(paused)}`);
       const resumed = await ctx.configure(sub.id, true);
       ctx.check(resumed.enabled === true && resumed.revision === '3', `after resume: ${JSON.stringify(resumed)}`);
-      ctx.equal([resumed.name, resumed.types, resumed.max_pending, resumed.max_attempts, resumed.queue_id], [sub.name, sub.types, sub.max_pending, sub.max_attempts, sub.queue_id], 'fields configure must not change');
+      ctx.equal(
+        [resumed.name, resumed.types, resumed.max_pending, resumed.max_attempts, resumed.queue_id],
+        [sub.name, sub.types, sub.max_pending, sub.max_attempts, sub.queue_id],
+        'fields configure must not change',
+      );
     },
   }),
   defineCase({
@@ -222,7 +313,11 @@ export const subscriptionCases: ConformanceCase[] = [
       const sub = await ctx.createSubscription();
       await ctx.configure(sub.id, false);
       for (const expected_revision of ['1', '3', '0']) {
-        ctx.expectError(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision, enabled: true, reason: 'x' }), 'STATE_CONFLICT', `configure with expected_revision ${expected_revision} at revision 2`);
+        ctx.expectError(
+          await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision, enabled: true, reason: 'x' }),
+          'STATE_CONFLICT',
+          `configure with expected_revision ${expected_revision} at revision 2`,
+        );
       }
       ctx.equal((await ctx.getSubscription(sub.id)).enabled, false, 'enabled after the refused configures');
     },
@@ -239,7 +334,11 @@ export const subscriptionCases: ConformanceCase[] = [
       const sub = await ctx.createSubscription({ from_sequence: first.sequence });
       ctx.equal(sub.cursor_sequence, first.sequence, 'cursor_sequence');
       const { conn } = await ctx.bind(sub.id, 4);
-      await conn.next((f) => f.type === 'event.deliver' && f.body.event.id === second.id, ctx.deliverMs, `the event ${second.id} after from_sequence`);
+      await conn.next(
+        (f) => f.type === 'event.deliver' && f.body.event.id === second.id,
+        ctx.deliverMs,
+        `the event ${second.id} after from_sequence`,
+      );
       await conn.poll((f) => f.type === 'event.deliver' && f.body.event.id === first.id, ctx.quietMs);
       const early = conn.received.find((f) => f.type === 'event.deliver' && f.body.event.id === first.id);
       ctx.check(!early, `the event at from_sequence itself (${first.id}, sequence ${first.sequence}) was delivered`);
@@ -254,12 +353,18 @@ export const subscriptionCases: ConformanceCase[] = [
     async run(ctx) {
       const before = await ctx.publish({ type: 'task.succeeded' });
       const sub = await ctx.createSubscription({ from_sequence: null });
-      ctx.check(BigInt(sub.cursor_sequence) >= BigInt(before.sequence), `cursor_sequence ${sub.cursor_sequence} is below the sequence ${before.sequence} committed before creation`);
+      ctx.check(
+        BigInt(sub.cursor_sequence) >= BigInt(before.sequence),
+        `cursor_sequence ${sub.cursor_sequence} is below the sequence ${before.sequence} committed before creation`,
+      );
       const { conn } = await ctx.bind(sub.id, 4);
       const after = await ctx.publish({ type: 'task.succeeded' });
       const deliver = await ctx.deliver(conn);
       ctx.equal(deliver.body.event.id, after.id, 'the first delivered event');
-      ctx.check(!(await conn.poll((f) => f.type === 'event.deliver' && f.body.event.id === before.id, ctx.quietMs)), 'a result committed before creation was delivered');
+      ctx.check(
+        !(await conn.poll((f) => f.type === 'event.deliver' && f.body.event.id === before.id, ctx.quietMs)),
+        'a result committed before creation was delivered',
+      );
     },
   }),
   defineCase({
@@ -274,19 +379,29 @@ export const subscriptionCases: ConformanceCase[] = [
       const event = await ctx.publish({ type: 'task.cancelled' });
       const deliver = await ctx.deliver(conn);
       const leasedNow = await ctx.getSubscription(sub.id);
-      ctx.check(leasedNow.revision === '1' && leasedNow.pending_count === 1, `while leased: revision ${leasedNow.revision}, pending_count ${leasedNow.pending_count}; expected "1" and 1`);
-      ctx.check(BigInt(leasedNow.cursor_sequence) >= BigInt(event.sequence), `cursor_sequence ${leasedNow.cursor_sequence} is below the materialized sequence ${event.sequence}`);
+      ctx.check(
+        leasedNow.revision === '1' && leasedNow.pending_count === 1,
+        `while leased: revision ${leasedNow.revision}, pending_count ${leasedNow.pending_count}; expected "1" and 1`,
+      );
+      ctx.check(
+        BigInt(leasedNow.cursor_sequence) >= BigInt(event.sequence),
+        `cursor_sequence ${leasedNow.cursor_sequence} is below the materialized sequence ${event.sequence}`,
+      );
       const reply = await ctx.ack(conn, ctx.latest(deliver));
       ctx.check(reply.type === 'ack', `ACK failed: ${reply.$text}`);
       const acked = await ctx.getSubscription(sub.id);
-      ctx.check(acked.revision === '1' && acked.pending_count === 0, `after ACK: revision ${acked.revision}, pending_count ${acked.pending_count}; expected "1" and 0`);
+      ctx.check(
+        acked.revision === '1' && acked.pending_count === 0,
+        `after ACK: revision ${acked.revision}, pending_count ${acked.pending_count}; expected "1" and 0`,
+      );
     },
   }),
   defineCase({
     id: 'subscriptions.limit-64',
     area: 'subscriptions',
     level: 'MUST',
-    title: 'MUST allow 64 non-retired subscriptions per namespace (paused ones count, retired ones do not), then answer 409 SUBSCRIPTION_LIMIT',
+    title:
+      'MUST allow 64 non-retired subscriptions per namespace (paused ones count, retired ones do not), then answer 409 SUBSCRIPTION_LIMIT',
     clause: { section: '§2', text: 'at most 64 non-retired subscriptions per namespace' },
     features: ['subscription-limit'],
     timeoutMs: 120_000,
@@ -308,7 +423,11 @@ export const subscriptionCases: ConformanceCase[] = [
       await ctx.configure(created[0]!.id, false);
       ctx.expectError(await postCreate(ctx, ctx.subscriptionBody()), 'SUBSCRIPTION_LIMIT', 'create after pausing one');
       const victim = created[1]!;
-      ctx.expectData(await ctx.post('full', `/v1/subscriptions/${victim.id}:retire`, { expected_revision: victim.revision, reason: 'free a slot' }), 200, 'retire one');
+      ctx.expectData(
+        await ctx.post('full', `/v1/subscriptions/${victim.id}:retire`, { expected_revision: victim.revision, reason: 'free a slot' }),
+        200,
+        'retire one',
+      );
       ctx.expectData(await postCreate(ctx, ctx.subscriptionBody()), 201, 'create after retiring one');
     },
   }),
@@ -321,15 +440,30 @@ export const subscriptionCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       for (const method of ['DELETE', 'PUT', 'PATCH']) {
-        const res = await ctx.request('full', method, `/v1/subscriptions/${sub.id}`, method === 'DELETE' ? { key: `cf-${randomHex()}` } : { key: `cf-${randomHex()}`, body: { enabled: false } });
+        const res = await ctx.request(
+          'full',
+          method,
+          `/v1/subscriptions/${sub.id}`,
+          method === 'DELETE' ? { key: `cf-${randomHex()}` } : { key: `cf-${randomHex()}`, body: { enabled: false } },
+        );
         ctx.check(res.status >= 400, `${method} /v1/subscriptions/{id} answered ${res.status}`);
       }
       for (const action of ['delete', 'rebind', 'reset']) {
         const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:${action}`, { expected_revision: '1', reason: 'x' });
         ctx.check(res.status >= 400, `POST :${action} answered ${res.status}`);
       }
-      for (const [field, value] of [['types', ['task.failed']], ['from_sequence', '0'], ['queue_id', ctx.queue], ['credential_id', randomHex()]] as const) {
-        const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason: 'x', [field]: value });
+      for (const [field, value] of [
+        ['types', ['task.failed']],
+        ['from_sequence', '0'],
+        ['queue_id', ctx.queue],
+        ['credential_id', randomHex()],
+      ] as const) {
+        const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
+          expected_revision: '1',
+          enabled: true,
+          reason: 'x',
+          [field]: value,
+        });
         ctx.expectError(res, 'INVALID_ARGUMENT', `configure with "${field}"`);
       }
       const after = await ctx.getSubscription(sub.id);

@@ -15,7 +15,10 @@ function refused(ctx: CaseContext, outcome: UpgradeOutcome, codes: readonly Erro
   if (outcome.kind === 'open') throw new CheckFailure(`${what}: the upgrade succeeded (101), expected ${codes.join(' or ')}`);
   const code = outcome.json?.error?.code as ErrorCode | undefined;
   const match = codes.find((c) => c === code && ERROR_TABLE[c].status === outcome.status);
-  if (!match) throw new CheckFailure(`${what}: expected ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(' or ')}, got HTTP ${outcome.status} ${outcome.body.slice(0, 200)}`);
+  if (!match)
+    throw new CheckFailure(
+      `${what}: expected ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(' or ')}, got HTTP ${outcome.status} ${outcome.body.slice(0, 200)}`,
+    );
   ctx.validate('validateErrorEnvelope', outcome.json, `${what}: the refusal body`);
   return match;
 }
@@ -29,8 +32,18 @@ export const upgradeCases: ConformanceCase[] = [
     clause: { section: '§7', text: 'PROTOCOL_REQUIRED: 426 before the upgrade; orbit.events.v1 must be named' },
     async run(ctx) {
       refused(ctx, await ctx.upgrade('full', { protocols: [] }), ['PROTOCOL_REQUIRED'], 'upgrade without a subprotocol');
-      refused(ctx, await ctx.upgrade('full', { protocols: ['orbit.events.v2'] }), ['PROTOCOL_REQUIRED'], 'upgrade offering only orbit.events.v2');
-      refused(ctx, await ctx.upgrade('full', { protocols: ['Orbit.Events.V1'] }), ['PROTOCOL_REQUIRED'], 'upgrade offering Orbit.Events.V1 (subprotocol names are case-sensitive)');
+      refused(
+        ctx,
+        await ctx.upgrade('full', { protocols: ['orbit.events.v2'] }),
+        ['PROTOCOL_REQUIRED'],
+        'upgrade offering only orbit.events.v2',
+      );
+      refused(
+        ctx,
+        await ctx.upgrade('full', { protocols: ['Orbit.Events.V1'] }),
+        ['PROTOCOL_REQUIRED'],
+        'upgrade offering Orbit.Events.V1 (subprotocol names are case-sensitive)',
+      );
     },
   }),
   defineCase({
@@ -59,7 +72,10 @@ export const upgradeCases: ConformanceCase[] = [
         if (outcome.kind !== 'refused') throw new CheckFailure(`${what}: the upgrade succeeded`);
         ctx.validate('validateErrorEnvelope', outcome.json, `${what} body`);
         ctx.equal(outcome.headers['x-request-id'], outcome.json.request_id, `${what}: X-Request-ID versus request_id`);
-        ctx.check(String(outcome.headers['cache-control'] ?? '').includes('no-store'), `${what}: Cache-Control is ${JSON.stringify(outcome.headers['cache-control'] ?? null)}`);
+        ctx.check(
+          String(outcome.headers['cache-control'] ?? '').includes('no-store'),
+          `${what}: Cache-Control is ${JSON.stringify(outcome.headers['cache-control'] ?? null)}`,
+        );
       }
     },
   }),
@@ -71,7 +87,12 @@ export const upgradeCases: ConformanceCase[] = [
     clause: { section: '§5', text: 'Authorization uses the request header' },
     async run(ctx) {
       refused(ctx, await ctx.upgrade(null), ['UNAUTHENTICATED'], 'upgrade without a token');
-      refused(ctx, await ctx.upgrade(null, { headers: { authorization: 'Bearer not-a-token' } }), ['UNAUTHENTICATED'], 'upgrade with a wrong token');
+      refused(
+        ctx,
+        await ctx.upgrade(null, { headers: { authorization: 'Bearer not-a-token' } }),
+        ['UNAUTHENTICATED'],
+        'upgrade with a wrong token',
+      );
     },
   }),
   defineCase({
@@ -95,8 +116,18 @@ export const upgradeCases: ConformanceCase[] = [
     clause: { section: '§5', text: 'URL parameters are refused; credentials never travel in the URL' },
     async run(ctx) {
       const token = encodeURIComponent(ctx.token('full'));
-      refused(ctx, await ctx.upgrade(null, { target: `/v1/events/connect?access_token=${token}` }), ['UNAUTHENTICATED', 'INVALID_ARGUMENT'], 'upgrade with the token only in the query');
-      refused(ctx, await ctx.upgrade('full', { target: '/v1/events/connect?subscription_id=x' }), ['INVALID_ARGUMENT'], 'upgrade with a header token and a query parameter');
+      refused(
+        ctx,
+        await ctx.upgrade(null, { target: `/v1/events/connect?access_token=${token}` }),
+        ['UNAUTHENTICATED', 'INVALID_ARGUMENT'],
+        'upgrade with the token only in the query',
+      );
+      refused(
+        ctx,
+        await ctx.upgrade('full', { target: '/v1/events/connect?subscription_id=x' }),
+        ['INVALID_ARGUMENT'],
+        'upgrade with a header token and a query parameter',
+      );
     },
   }),
   defineCase({
@@ -107,7 +138,12 @@ export const upgradeCases: ConformanceCase[] = [
     clause: { section: '§5', text: 'cross-origin Origin headers are refused; no cookies are used' },
     async run(ctx) {
       for (const origin of ['https://evil.example', 'null']) {
-        refused(ctx, await ctx.upgrade('full', { headers: { origin } }), ['PERMISSION_DENIED', 'INVALID_ARGUMENT'], `upgrade with Origin ${origin}`);
+        refused(
+          ctx,
+          await ctx.upgrade('full', { headers: { origin } }),
+          ['PERMISSION_DENIED', 'INVALID_ARGUMENT'],
+          `upgrade with Origin ${origin}`,
+        );
       }
     },
   }),
@@ -148,7 +184,10 @@ export const upgradeCases: ConformanceCase[] = [
       const open: EventConnection[] = [];
       for (let i = 0; i < ctx.config.limits.maxConnections; i++) {
         const outcome = await ctx.upgrade('full');
-        if (outcome.kind !== 'open') throw new CheckFailure(`connection ${i + 1} of ${ctx.config.limits.maxConnections} was refused: HTTP ${outcome.status} ${outcome.body}`);
+        if (outcome.kind !== 'open')
+          throw new CheckFailure(
+            `connection ${i + 1} of ${ctx.config.limits.maxConnections} was refused: HTTP ${outcome.status} ${outcome.body}`,
+          );
         open.push(outcome.conn);
         const welcome = await outcome.conn.hello(sub.id, 1, ctx.replyMs);
         ctx.check(welcome.type === 'events.welcome', `hello on connection ${i + 1}: ${welcome.$text}`);
@@ -157,7 +196,11 @@ export const upgradeCases: ConformanceCase[] = [
       refused(ctx, over, ['CAPACITY_EXCEEDED'], `connection ${ctx.config.limits.maxConnections + 1}`);
       ctx.equal(over.kind === 'refused' ? over.headers['retry-after'] : undefined, '1', 'Retry-After');
       await open[0]!.close();
-      await ctx.eventually(async () => (await ctx.upgrade('full')).kind === 'open', 5_000, 'a connection to be accepted again after one closed');
+      await ctx.eventually(
+        async () => (await ctx.upgrade('full')).kind === 'open',
+        5_000,
+        'a connection to be accepted again after one closed',
+      );
     },
   }),
 ];

@@ -20,7 +20,12 @@ export const validationCases: ConformanceCase[] = [
       }
       const base = `9${ctx.name()}._-`;
       const longest = base + 'x'.repeat(128 - base.length);
-      const created = ctx.expectData(await postCreate(ctx, ctx.subscriptionBody({ name: longest })), 201, 'create with a 128-character name', 'validateSubscriptionResult');
+      const created = ctx.expectData(
+        await postCreate(ctx, ctx.subscriptionBody({ name: longest })),
+        201,
+        'create with a 128-character name',
+        'validateSubscriptionResult',
+      );
       ctx.equal(created.subscription.name, longest, 'the stored name');
     },
   }),
@@ -43,8 +48,18 @@ export const validationCases: ConformanceCase[] = [
     title: 'MUST accept as types only a repeat-free subset of the four result types',
     clause: { section: '§2', text: 'types: omitted or [] for all four, else a non-repeating subset; task.requeued is not selectable' },
     async run(ctx) {
-      const bad: unknown[] = [['task.requeued'], ['task.failed', 'task.failed'], ['TASK.FAILED'], ['task.unknown'], 'task.failed', ['task.failed', null], [['task.failed']], null];
-      for (const types of bad) await expectCreateInvalid(ctx, ctx.subscriptionBody({ types }), `create with types ${JSON.stringify(types)}`);
+      const bad: unknown[] = [
+        ['task.requeued'],
+        ['task.failed', 'task.failed'],
+        ['TASK.FAILED'],
+        ['task.unknown'],
+        'task.failed',
+        ['task.failed', null],
+        [['task.failed']],
+        null,
+      ];
+      for (const types of bad)
+        await expectCreateInvalid(ctx, ctx.subscriptionBody({ types }), `create with types ${JSON.stringify(types)}`);
     },
   }),
   defineCase({
@@ -54,7 +69,8 @@ export const validationCases: ConformanceCase[] = [
     title: 'MUST accept max_pending 0 (meaning 100) or 1-1000 and reject anything else',
     clause: { section: '§2', text: 'max_pending: omitted or 0 means 100; custom 1-1000' },
     async run(ctx) {
-      for (const v of [1001, -1, 1.5, '10', true]) await expectCreateInvalid(ctx, ctx.subscriptionBody({ max_pending: v }), `create with max_pending ${JSON.stringify(v)}`);
+      for (const v of [1001, -1, 1.5, '10', true])
+        await expectCreateInvalid(ctx, ctx.subscriptionBody({ max_pending: v }), `create with max_pending ${JSON.stringify(v)}`);
       ctx.equal((await ctx.createSubscription({ max_pending: 0 })).max_pending, 100, 'max_pending after sending 0');
       ctx.equal((await ctx.createSubscription({ max_pending: 1000 })).max_pending, 1000, 'max_pending after sending 1000');
     },
@@ -66,7 +82,8 @@ export const validationCases: ConformanceCase[] = [
     title: 'MUST accept max_attempts 0 (meaning 20) or 1-100 and reject anything else',
     clause: { section: '§2', text: 'max_attempts: omitted or 0 means 20; custom 1-100' },
     async run(ctx) {
-      for (const v of [101, -1, 2.5, '3']) await expectCreateInvalid(ctx, ctx.subscriptionBody({ max_attempts: v }), `create with max_attempts ${JSON.stringify(v)}`);
+      for (const v of [101, -1, 2.5, '3'])
+        await expectCreateInvalid(ctx, ctx.subscriptionBody({ max_attempts: v }), `create with max_attempts ${JSON.stringify(v)}`);
       ctx.equal((await ctx.createSubscription({ max_attempts: 0 })).max_attempts, 20, 'max_attempts after sending 0');
       ctx.equal((await ctx.createSubscription({ max_attempts: 100 })).max_attempts, 100, 'max_attempts after sending 100');
     },
@@ -88,7 +105,11 @@ export const validationCases: ConformanceCase[] = [
         { expected_revision: '1', enabled: false, reason: null },
       ];
       for (const body of bodies) {
-        ctx.expectError(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, body), 'INVALID_ARGUMENT', `configure with ${JSON.stringify(body)}`);
+        ctx.expectError(
+          await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, body),
+          'INVALID_ARGUMENT',
+          `configure with ${JSON.stringify(body)}`,
+        );
       }
       ctx.equal((await ctx.getSubscription(sub.id)).revision, '1', 'revision after the refused configures');
     },
@@ -106,12 +127,24 @@ export const validationCases: ConformanceCase[] = [
         ['1025 ASCII characters', 'r'.repeat(1025)],
         ['1025 emoji', '\u{1F600}'.repeat(1025)],
       ] as const) {
-        ctx.expectError(await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason }), 'INVALID_ARGUMENT', `configure with ${what}`);
+        ctx.expectError(
+          await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason }),
+          'INVALID_ARGUMENT',
+          `configure with ${what}`,
+        );
       }
       // 1024 characters outside the BMP are 2048 UTF-16 code units: still 1024 Unicode characters.
-      const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason: '\u{1F600}'.repeat(1024) });
+      const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
+        expected_revision: '1',
+        enabled: true,
+        reason: '\u{1F600}'.repeat(1024),
+      });
       ctx.expectData(res, 200, 'configure with a reason of 1024 emoji', 'validateSubscriptionResult');
-      const again = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '2', enabled: true, reason: 'r'.repeat(1024) });
+      const again = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
+        expected_revision: '2',
+        enabled: true,
+        reason: 'r'.repeat(1024),
+      });
       ctx.expectData(again, 200, 'configure with a reason of 1024 ASCII characters', 'validateSubscriptionResult');
     },
   }),
@@ -147,9 +180,19 @@ export const validationCases: ConformanceCase[] = [
     clause: { section: '§3', text: 'optional limit=1-100 (default 20)' },
     async run(ctx) {
       for (const limit of ['0', '101', '01', '+5', '1.0', '-1', 'abc', '']) {
-        ctx.expectError(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=${limit}`), 'INVALID_ARGUMENT', `list with limit=${limit}`);
+        ctx.expectError(
+          await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=${limit}`),
+          'INVALID_ARGUMENT',
+          `list with limit=${limit}`,
+        );
       }
-      for (const limit of ['1', '100']) ctx.expectData(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=${limit}`), 200, `list with limit=${limit}`, 'validateSubscriptionList');
+      for (const limit of ['1', '100'])
+        ctx.expectData(
+          await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=${limit}`),
+          200,
+          `list with limit=${limit}`,
+          'validateSubscriptionList',
+        );
     },
   }),
   defineCase({
@@ -161,10 +204,19 @@ export const validationCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       for (const state of ['acked', 'DONE', '', 'ACKED,LEASED']) {
-        ctx.expectError(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?state=${state}`), 'INVALID_ARGUMENT', `list deliveries with state=${state}`);
+        ctx.expectError(
+          await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?state=${state}`),
+          'INVALID_ARGUMENT',
+          `list deliveries with state=${state}`,
+        );
       }
       for (const state of ['PENDING', 'LEASED', 'ACKED', 'EXPIRED']) {
-        ctx.expectData(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?state=${state}`), 200, `list deliveries with state=${state}`, 'validateDeliveryList');
+        ctx.expectData(
+          await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?state=${state}`),
+          200,
+          `list deliveries with state=${state}`,
+          'validateDeliveryList',
+        );
       }
     },
   }),
@@ -177,7 +229,12 @@ export const validationCases: ConformanceCase[] = [
     async run(ctx) {
       await ctx.createSubscription();
       await ctx.createSubscription();
-      const page = ctx.expectData(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`), 200, 'first page', 'validateSubscriptionList');
+      const page = ctx.expectData(
+        await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`),
+        200,
+        'first page',
+        'validateSubscriptionList',
+      );
       const cursor = page.next_cursor as string | undefined;
       if (typeof cursor !== 'string') throw new CheckFailure('the first page of two subscriptions with limit=1 has no next_cursor');
       for (const [what, bad] of [
@@ -186,7 +243,11 @@ export const validationCases: ConformanceCase[] = [
         ['a truncated cursor', cursor.slice(0, -2)],
         ['an invented cursor', 'eyJpZCI6IjAwIn0'],
       ] as const) {
-        ctx.expectError(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1&cursor=${encodeURIComponent(bad)}`), 'INVALID_ARGUMENT', `list with ${what}`);
+        ctx.expectError(
+          await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1&cursor=${encodeURIComponent(bad)}`),
+          'INVALID_ARGUMENT',
+          `list with ${what}`,
+        );
       }
     },
   }),
@@ -210,9 +271,19 @@ export const validationCases: ConformanceCase[] = [
         ['an unknown member', { ...ok, sequence: '9' }],
         ['a self-assigned event id', { ...ok, id: randomHex() }],
       ];
-      for (const [what, body] of bad) ctx.expectError(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body), 'INVALID_ARGUMENT', `publish with ${what}`);
-      const data = ctx.expectData(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, ok), 201, 'a valid publish', 'validatePublishResultResponse');
-      ctx.equal([data.event.type, data.event.aggregate_id, data.event.aggregate_revision, data.event.snapshot.state], ['task.failed', ok.task_id, '2', 'FAILED'], '[type, aggregate_id, aggregate_revision, snapshot.state]');
+      for (const [what, body] of bad)
+        ctx.expectError(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body), 'INVALID_ARGUMENT', `publish with ${what}`);
+      const data = ctx.expectData(
+        await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, ok),
+        201,
+        'a valid publish',
+        'validatePublishResultResponse',
+      );
+      ctx.equal(
+        [data.event.type, data.event.aggregate_id, data.event.aggregate_revision, data.event.snapshot.state],
+        ['task.failed', ok.task_id, '2', 'FAILED'],
+        '[type, aggregate_id, aggregate_revision, snapshot.state]',
+      );
     },
   }),
   defineCase({
@@ -225,10 +296,17 @@ export const validationCases: ConformanceCase[] = [
       const { sub, deliver } = await leased(ctx);
       const d = deliver.body.delivery;
       for (const additional_attempts of [0, 101, 1.5, '2', -1]) {
-        const res = await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${d.id}:retry`, { expected_revision: d.revision, reason: 'x', additional_attempts });
+        const res = await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${d.id}:retry`, {
+          expected_revision: d.revision,
+          reason: 'x',
+          additional_attempts,
+        });
         ctx.expectError(res, 'INVALID_ARGUMENT', `retry with additional_attempts ${JSON.stringify(additional_attempts)}`);
       }
-      const missing = await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${d.id}:retry`, { expected_revision: d.revision, reason: 'x' });
+      const missing = await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${d.id}:retry`, {
+        expected_revision: d.revision,
+        reason: 'x',
+      });
       ctx.expectError(missing, 'INVALID_ARGUMENT', 'retry without additional_attempts');
     },
   }),

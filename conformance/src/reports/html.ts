@@ -17,13 +17,19 @@ function evidenceRow(e: Evidence): string {
   switch (e.kind) {
     case 'http':
       return `<tr>${at}<td>HTTP</td><td><b>${escapeHtml(e.method)} ${escapeHtml(e.target)}</b> → ${e.status ?? escapeHtml(e.error ?? '')}<pre>${escapeHtml(
-        Object.entries(e.requestHeaders).map(([k, v]) => `${k}: ${v}`).join('\n'),
+        Object.entries(e.requestHeaders)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n'),
       )}${e.requestBody !== undefined ? `\n\n${escapeHtml(e.requestBody)}` : ''}</pre><pre>${escapeHtml(
-        Object.entries(e.responseHeaders ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n'),
+        Object.entries(e.responseHeaders ?? {})
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n'),
       )}\n\n${escapeHtml(e.responseBody ?? '')}</pre></td></tr>`;
     case 'ws-open':
       return `<tr>${at}<td>WS #${e.conn}</td><td>upgrade ${escapeHtml(e.target)} → ${e.status}<pre>${escapeHtml(
-        Object.entries(e.responseHeaders).map(([k, v]) => `${k}: ${v}`).join('\n'),
+        Object.entries(e.responseHeaders)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n'),
       )}${e.body ? `\n\n${escapeHtml(e.body)}` : ''}</pre></td></tr>`;
     case 'ws-frame':
       return `<tr>${at}<td>WS #${e.conn} ${e.direction === 'sent' ? '→' : '←'}</td><td><pre>${e.binary ? '(binary) ' : ''}${escapeHtml(e.text)}</pre></td></tr>`;
@@ -44,8 +50,8 @@ function caseBlock(r: CaseResult): string {
   return `<details id="${escapeHtml(r.id)}" class="${r.outcome}"${open}><summary><span class="o">${r.outcome}</span> <b>${escapeHtml(r.id)}</b> ${escapeHtml(r.title)}</summary>
 <p>${escapeHtml(r.clause.section)}: ${escapeHtml(r.clause.text)} · ${r.level} · ${r.area} · ${r.kind}${r.features.length ? ` · features: ${escapeHtml(r.features.join(', '))}` : ''} · ${r.durationMs} ms</p>
 ${r.message ? `<pre class="msg">${escapeHtml(r.message)}</pre>` : ''}${r.knownFailingReason ? `<p>Known failing: ${escapeHtml(r.knownFailingReason)}</p>` : ''}${
-    r.cleanupNotes.length ? `<p>Cleanup: ${escapeHtml(r.cleanupNotes.join('; '))}</p>` : ''
-  }${evidence}</details>`;
+  r.cleanupNotes.length ? `<p>Cleanup: ${escapeHtml(r.cleanupNotes.join('; '))}</p>` : ''
+}${evidence}</details>`;
 }
 
 export function renderHtml(report: RunReport): string {

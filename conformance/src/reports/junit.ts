@@ -31,10 +31,14 @@ export function renderJunit(report: RunReport): string {
       `  <testsuite name="${escapeXml(area)}" tests="${rs.length}" failures="${rs.filter((r) => failedLike(r.outcome)).length}" skipped="${rs.filter((r) => skippedLike(r.outcome)).length}" time="${time.toFixed(3)}">`,
     );
     for (const r of rs) {
-      out.push(`    <testcase classname="conformance.${escapeXml(area)}" name="${escapeXml(r.id)}" time="${(r.durationMs / 1000).toFixed(3)}">`);
+      out.push(
+        `    <testcase classname="conformance.${escapeXml(area)}" name="${escapeXml(r.id)}" time="${(r.durationMs / 1000).toFixed(3)}">`,
+      );
       if (failedLike(r.outcome)) {
         const body = `${r.level} ${r.title}\n${r.clause.section}: ${r.clause.text}\n\n${r.message ?? ''}\n\n${evidenceTail(r.evidence, 12)}`;
-        out.push(`      <failure message="${escapeXml((r.message ?? '').split('\n')[0]!.slice(0, 300))}" type="${r.outcome}">${escapeXml(body)}</failure>`);
+        out.push(
+          `      <failure message="${escapeXml((r.message ?? '').split('\n')[0]!.slice(0, 300))}" type="${r.outcome}">${escapeXml(body)}</failure>`,
+        );
       } else if (r.outcome === 'skipped') {
         out.push(`      <skipped message="${escapeXml(r.message ?? '')}"/>`);
       } else if (r.outcome === 'known-failing') {

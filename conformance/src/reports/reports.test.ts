@@ -25,11 +25,29 @@ function result(id: string, outcome: CaseResult['outcome'], message?: string): C
 
 function report(results: CaseResult[]): RunReport {
   const counts = countResults(results);
-  return { suite: '@orbit/conformance', baseUrl: 'http://x', startedAt: '2026-01-01T00:00:00.000Z', durationMs: 1234, seed: 5, numRuns: 25, features: [], only: [], results, counts, ok: counts.unexpected === 0 };
+  return {
+    suite: '@orbit/conformance',
+    baseUrl: 'http://x',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 1234,
+    seed: 5,
+    numRuns: 25,
+    features: [],
+    only: [],
+    results,
+    counts,
+    ok: counts.unexpected === 0,
+  };
 }
 
 describe('reports', () => {
-  const r = report([result('json.a', 'passed'), result('json.b', 'failed', 'expected 400 <got> 201'), result('retention.c', 'skipped', 'feature not declared: retention'), result('ack.d', 'known-failing', 'x'), result('ack.e', 'stale', 'listed')]);
+  const r = report([
+    result('json.a', 'passed'),
+    result('json.b', 'failed', 'expected 400 <got> 201'),
+    result('retention.c', 'skipped', 'feature not declared: retention'),
+    result('ack.d', 'known-failing', 'x'),
+    result('ack.e', 'stale', 'listed'),
+  ]);
 
   it('counts known failures and stale entries as failures; only failed and stale are unexpected', () => {
     expect(r.counts).toEqual({ total: 5, passed: 1, failed: 3, skipped: 1, knownFailing: 1, stale: 1, unexpected: 2 });

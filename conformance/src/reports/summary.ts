@@ -6,7 +6,13 @@
 import type { Evidence } from '../evidence.ts';
 import type { CaseResult, RunReport } from '../runner.ts';
 
-const MARK: Record<CaseResult['outcome'], string> = { passed: 'PASS ', failed: 'FAIL ', skipped: 'SKIP ', 'known-failing': 'KNOWN', stale: 'STALE' };
+const MARK: Record<CaseResult['outcome'], string> = {
+  passed: 'PASS ',
+  failed: 'FAIL ',
+  skipped: 'SKIP ',
+  'known-failing': 'KNOWN',
+  stale: 'STALE',
+};
 
 /** The last line of every summary. */
 export function tallyLine(report: Pick<RunReport, 'counts'>): string {
@@ -54,7 +60,9 @@ export function evidenceTail(evidence: readonly Evidence[], count = 6): string {
 function renderCaseLines(report: RunReport): string[] {
   const lines: string[] = [];
   lines.push(`orbit conformance against ${report.baseUrl}`);
-  lines.push(`seed ${report.seed} (replay with --seed ${report.seed}), ${report.numRuns} runs per property, features: ${report.features.join(', ') || 'none'}`);
+  lines.push(
+    `seed ${report.seed} (replay with --seed ${report.seed}), ${report.numRuns} runs per property, features: ${report.features.join(', ') || 'none'}`,
+  );
   let area = '';
   for (const r of report.results) {
     if (r.area !== area) {
@@ -73,16 +81,25 @@ export function renderOutcome(report: RunReport): string {
   if (bad.length > 0) {
     lines.push('Failures:');
     for (const r of bad) {
-      lines.push('', `  ${r.outcome === 'stale' ? 'STALE' : 'FAIL'} ${r.level} ${r.id}: ${r.title}`, `      ${r.clause.section}: ${r.clause.text}`);
+      lines.push(
+        '',
+        `  ${r.outcome === 'stale' ? 'STALE' : 'FAIL'} ${r.level} ${r.id}: ${r.title}`,
+        `      ${r.clause.section}: ${r.clause.text}`,
+      );
       lines.push(indent(r.message ?? ''));
-      if (r.evidence.length > 0) lines.push('      evidence (last items; full evidence in the JSON and HTML reports):', indent(evidenceTail(r.evidence), '        '));
+      if (r.evidence.length > 0)
+        lines.push(
+          '      evidence (last items; full evidence in the JSON and HTML reports):',
+          indent(evidenceTail(r.evidence), '        '),
+        );
     }
     lines.push('');
   }
   const notes = report.results.flatMap((r) => r.cleanupNotes.map((n) => `${r.id}: ${n}`));
   if (notes.length > 0) lines.push('Cleanup notes:', ...notes.map((n) => `  ${n}`), '');
   const { knownFailing, stale } = report.counts;
-  if (knownFailing > 0 || stale > 0) lines.push(`${knownFailing} known failing (expected), ${stale} stale known-failing entr${stale === 1 ? 'y' : 'ies'}`);
+  if (knownFailing > 0 || stale > 0)
+    lines.push(`${knownFailing} known failing (expected), ${stale} stale known-failing entr${stale === 1 ? 'y' : 'ies'}`);
   lines.push(`${report.ok ? 'OK' : 'NOT OK'}: ${report.counts.unexpected} unexpected, ${(report.durationMs / 1000).toFixed(1)} s`);
   lines.push(tallyLine(report));
   return lines.join('\n') + '\n';

@@ -5,7 +5,16 @@
  * runtime failure and 2 on a usage error.
  */
 import { parseArgs } from 'node:util';
-import { INTEGER_SETTINGS, OTHER_SETTINGS, readConfigFile, resolveWithSources, describeSettings, settingsMarkdown, SettingsError, type Resolved } from '../config.ts';
+import {
+  INTEGER_SETTINGS,
+  OTHER_SETTINGS,
+  readConfigFile,
+  resolveWithSources,
+  describeSettings,
+  settingsMarkdown,
+  SettingsError,
+  type Resolved,
+} from '../config.ts';
 import { startServer } from '../server.ts';
 import { Store } from '../store/store.ts';
 import { PERMISSIONS } from '../store/principal.ts';
@@ -84,7 +93,9 @@ async function settingsCommand(args: string[]): Promise<void> {
 async function printDemo(store: Store, url: string): Promise<void> {
   const [existing] = await store.db.all('SELECT COUNT(*) AS n FROM credentials');
   if (Number(existing!.n) > 0) {
-    console.log(`\nThis database already has credentials; tokens are shown only once. Make a new one with:\n  npx orbit bootstrap --namespace demo --application demo-app --queue demo-queue --event-access --publish-access --json\n`);
+    console.log(
+      `\nThis database already has credentials; tokens are shown only once. Make a new one with:\n  npx orbit bootstrap --namespace demo --application demo-app --queue demo-queue --event-access --publish-access --json\n`,
+    );
     return;
   }
   const demo = await store.bootstrap({ namespace: 'demo', application: 'demo-app', queues: ['demo-queue'], permissions: [...PERMISSIONS] });
@@ -135,7 +146,10 @@ async function bootstrapCommand(args: string[]): Promise<void> {
   if (queues.length === 0 || !queues.every((q) => name.test(q))) throw new UsageError('at least one --queue NAME is required');
   let permissions: string[];
   if (values.permissions !== undefined) {
-    permissions = values.permissions.split(',').map((p) => p.trim()).filter(Boolean);
+    permissions = values.permissions
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
     const unknown = permissions.filter((p) => !(PERMISSIONS as readonly string[]).includes(p));
     if (unknown.length > 0) throw new UsageError(`unknown permission(s): ${unknown.join(', ')}; known: ${PERMISSIONS.join(', ')}`);
   } else {
@@ -147,14 +161,21 @@ async function bootstrapCommand(args: string[]): Promise<void> {
   try {
     const result = await store.bootstrap({ namespace: values.namespace!, application: values.application!, queues, permissions });
     if (values.json) console.log(JSON.stringify(result));
-    else console.log(`credential ${result.credential_id} in namespace ${result.namespace_id}\ntoken (shown once): ${result.token}\npermissions: ${result.permissions.join(', ') || '(none)'}\nqueues: ${JSON.stringify(result.queue_ids)}`);
+    else
+      console.log(
+        `credential ${result.credential_id} in namespace ${result.namespace_id}\ntoken (shown once): ${result.token}\npermissions: ${result.permissions.join(', ') || '(none)'}\nqueues: ${JSON.stringify(result.queue_ids)}`,
+      );
   } finally {
     await store.close();
   }
 }
 
 async function pruneCommand(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { 'before-sequence': { type: 'string' }, database: { type: 'string' }, config: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { 'before-sequence': { type: 'string' }, database: { type: 'string' }, config: { type: 'string' } },
+    strict: true,
+  });
   const before = values['before-sequence'];
   if (!before || !/^(0|[1-9][0-9]{0,19})$/.test(before)) throw new UsageError('--before-sequence N is required (a uint64)');
   const store = await Store.open(databaseUrl(values));

@@ -21,7 +21,10 @@ function jsonArgument(name: string, text: string): RawJson {
   return new RawJson(text.trim());
 }
 
-export async function publishCommand(args: string[], databaseUrl: (v: { database?: string | undefined; config?: string | undefined }) => string): Promise<void> {
+export async function publishCommand(
+  args: string[],
+  databaseUrl: (v: { database?: string | undefined; config?: string | undefined }) => string,
+): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {

@@ -6,14 +6,25 @@ const eq = (a: string, b: string) => a === b;
 const policy = { backoffMs: 0, backoffMaxMs: 0 };
 
 function fresh(budget = 3): Delivery {
-  return newDelivery({ id: 'd'.repeat(32), subscriptionId: 's'.repeat(32), sequence: 7n, eventId: 'e'.repeat(32), attemptBudget: budget, now: 1000 });
+  return newDelivery({
+    id: 'd'.repeat(32),
+    subscriptionId: 's'.repeat(32),
+    sequence: 7n,
+    eventId: 'e'.repeat(32),
+    attemptBudget: budget,
+    now: 1000,
+  });
 }
 
 /** A random walk of the operations the engine can apply, with the invariants checked after each. */
 type Step = { op: 'claim' | 'expire' | 'ack-newest' | 'ack-stale' | 'retry'; dt: number; extra: number };
 
 const steps = fc.array(
-  fc.record({ op: fc.constantFrom('claim', 'expire', 'ack-newest', 'ack-stale', 'retry'), dt: fc.integer({ min: 0, max: 2000 }), extra: fc.integer({ min: 1, max: 100 }) }) as fc.Arbitrary<Step>,
+  fc.record({
+    op: fc.constantFrom('claim', 'expire', 'ack-newest', 'ack-stale', 'retry'),
+    dt: fc.integer({ min: 0, max: 2000 }),
+    extra: fc.integer({ min: 1, max: 100 }),
+  }) as fc.Arbitrary<Step>,
   { maxLength: 40 },
 );
 

@@ -41,7 +41,14 @@ export interface RedeliveryPolicy {
   readonly backoffMaxMs: number;
 }
 
-export function newDelivery(fields: { id: string; subscriptionId: string; sequence: bigint; eventId: string; attemptBudget: number; now: number }): Delivery {
+export function newDelivery(fields: {
+  id: string;
+  subscriptionId: string;
+  sequence: bigint;
+  eventId: string;
+  attemptBudget: number;
+  now: number;
+}): Delivery {
   return {
     id: fields.id,
     subscriptionId: fields.subscriptionId,

@@ -4,15 +4,24 @@ import { planMaterialization } from './materialize.ts';
 
 describe('planMaterialization', () => {
   it('takes what fits and stops the cursor before the first match that did not fit', () => {
-    expect(planMaterialization({ cursor: 0n, head: 20n, pendingCount: 8, maxPending: 10, candidates: [3n, 5n, 9n], limit: 10 })).toEqual({ take: 2, cursor: 8n });
+    expect(planMaterialization({ cursor: 0n, head: 20n, pendingCount: 8, maxPending: 10, candidates: [3n, 5n, 9n], limit: 10 })).toEqual({
+      take: 2,
+      cursor: 8n,
+    });
   });
 
   it('passes over non-matching results to the head when everything was read and taken', () => {
-    expect(planMaterialization({ cursor: 4n, head: 50n, pendingCount: 0, maxPending: 10, candidates: [7n], limit: 10 })).toEqual({ take: 1, cursor: 50n });
+    expect(planMaterialization({ cursor: 4n, head: 50n, pendingCount: 0, maxPending: 10, candidates: [7n], limit: 10 })).toEqual({
+      take: 1,
+      cursor: 50n,
+    });
   });
 
   it('stops at the last candidate when the read was full (more may follow)', () => {
-    expect(planMaterialization({ cursor: 0n, head: 50n, pendingCount: 0, maxPending: 100, candidates: [1n, 2n], limit: 2 })).toEqual({ take: 2, cursor: 2n });
+    expect(planMaterialization({ cursor: 0n, head: 50n, pendingCount: 0, maxPending: 100, candidates: [1n, 2n], limit: 2 })).toEqual({
+      take: 2,
+      cursor: 2n,
+    });
   });
 
   it('never exceeds max_pending, never moves backwards, never passes an untaken match (property)', () => {

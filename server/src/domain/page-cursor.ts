@@ -31,7 +31,8 @@ export class PageCursors {
       const value: unknown = JSON.parse(Buffer.from(decodeBase64url(payload)).toString('utf8'));
       if (!Array.isArray(value) || value.length !== 2) return null;
       const [createdAt, id] = value as [unknown, unknown];
-      if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt) || typeof id !== 'string' || !/^[0-9a-f]{32}$/.test(id)) return null;
+      if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt) || typeof id !== 'string' || !/^[0-9a-f]{32}$/.test(id))
+        return null;
       return { createdAt, id };
     } catch {
       return null;

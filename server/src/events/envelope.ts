@@ -40,13 +40,18 @@ export function readClientFrame(text: string, sessionId: string | null): Intake 
   if (!allowed || frame.protocol_version !== '1' || typeof frame.message_id !== 'string' || !ID.test(frame.message_id)) {
     return { kind: 'close', reason: 'invalid envelope' };
   }
-  if (Object.keys(frame).some((k) => !allowed.includes(k)) || !allowed.every((k) => k in frame)) return { kind: 'close', reason: 'invalid envelope' };
+  if (Object.keys(frame).some((k) => !allowed.includes(k)) || !allowed.every((k) => k in frame))
+    return { kind: 'close', reason: 'invalid envelope' };
   if (frame.type === 'events.hello' ? sessionId !== null : frame.session_id !== sessionId || sessionId === null) {
     return { kind: 'close', reason: sessionId === null ? 'the first frame must be events.hello' : 'wrong session' };
   }
   if (!validateClientFrame(value)) {
     const error = validateClientFrame.errors?.[0];
-    return { kind: 'bad_body', messageId: frame.message_id, message: `${error?.instancePath || 'frame'} ${error?.message ?? 'is invalid'}` };
+    return {
+      kind: 'bad_body',
+      messageId: frame.message_id,
+      message: `${error?.instancePath || 'frame'} ${error?.message ?? 'is invalid'}`,
+    };
   }
   const typed = value as ClientFrame;
   if (typed.type === 'event.ack' && !isCanonicalUint64(typed.body.epoch)) {

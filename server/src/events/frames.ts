@@ -46,20 +46,43 @@ export function deliverFrame(sessionId: string, claimed: Claimed): string {
   });
 }
 
-export function ackReplyFrame(args: { replyTo: string; sessionId: string; deliveryId: string; eventId: string; epoch: string; acknowledgedAt: number; deduplicated: boolean }): string {
+export function ackReplyFrame(args: {
+  replyTo: string;
+  sessionId: string;
+  deliveryId: string;
+  eventId: string;
+  epoch: string;
+  acknowledgedAt: number;
+  deduplicated: boolean;
+}): string {
   return frame('ack', {
     reply_to: args.replyTo,
     session_id: args.sessionId,
-    body: { delivery_id: args.deliveryId, event_id: args.eventId, epoch: args.epoch, acknowledged_at: iso(args.acknowledgedAt), deduplicated: args.deduplicated },
+    body: {
+      delivery_id: args.deliveryId,
+      event_id: args.eventId,
+      epoch: args.epoch,
+      acknowledged_at: iso(args.acknowledgedAt),
+      deduplicated: args.deduplicated,
+    },
   });
 }
 
 export function pingReplyFrame(args: { replyTo: string; sessionId: string; enabled: boolean }): string {
-  return frame('ack', { reply_to: args.replyTo, session_id: args.sessionId, body: { server_time: iso(Date.now()), enabled: args.enabled } });
+  return frame('ack', {
+    reply_to: args.replyTo,
+    session_id: args.sessionId,
+    body: { server_time: iso(Date.now()), enabled: args.enabled },
+  });
 }
 
 /** An error frame: no body; `reply_to` when it answers a request, `session_id` once bound. */
-export function errorFrame(args: { code: ErrorCode; message: string; replyTo?: string | undefined; sessionId?: string | undefined }): string {
+export function errorFrame(args: {
+  code: ErrorCode;
+  message: string;
+  replyTo?: string | undefined;
+  sessionId?: string | undefined;
+}): string {
   return frame('error', {
     ...(args.replyTo ? { reply_to: args.replyTo } : {}),
     ...(args.sessionId ? { session_id: args.sessionId } : {}),

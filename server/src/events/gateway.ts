@@ -23,14 +23,28 @@ import { CLOSE, Session, type SessionDeps } from './session.ts';
 export const CONNECT_PATH = '/v1/events/connect';
 const MAX_FRAME_BYTES = 512 * 1024;
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 426: 'Upgrade Required', 429: 'Too Many Requests', 503: 'Service Unavailable' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  426: 'Upgrade Required',
+  429: 'Too Many Requests',
+  503: 'Service Unavailable',
+};
 
 function refuse(socket: Duplex, error: OrbitError, requestId: string = newId()): void {
   const status = error.status ?? ERROR_TABLE[error.code].status ?? 400;
   const body = errorBody(requestId, error);
-  const headers = { ...envelopeHeaders(requestId, errorHeaders(error)), 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+  const headers = {
+    ...envelopeHeaders(requestId, errorHeaders(error)),
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  };
   if (error.code === 'PROTOCOL_REQUIRED') Object.assign(headers, { upgrade: 'websocket', 'sec-websocket-protocol': PROTOCOL });
-  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\n${head}\r\n${body}`);
 }
 
@@ -46,7 +60,10 @@ export function originAllowed(origin: string | undefined, host: string | undefin
 }
 
 function offeredProtocols(header: string | undefined): string[] {
-  return (header ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  return (header ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 export class EventGateway {
@@ -71,7 +88,14 @@ export class EventGateway {
     private readonly hooks?: EngineHooks,
   ) {
     this.pool = new ClaimPool(undefined, (error) => log('error', 'claim pool error', { error: String(error) }));
-    this.deps = { store, pool: this.pool, acks: new Batcher((requests) => store.acknowledgeAll(requests)), settings, log, ...(hooks ? { hooks } : {}) };
+    this.deps = {
+      store,
+      pool: this.pool,
+      acks: new Batcher((requests) => store.acknowledgeAll(requests)),
+      settings,
+      log,
+      ...(hooks ? { hooks } : {}),
+    };
     store.onAppend(() => this.pool.markAllDirty());
     // Results appended by other nodes: watch the committed head.
     this.timers.push(setInterval(() => void this.pollHead(), settings.pollIntervalMs));
@@ -143,7 +167,11 @@ export class EventGateway {
     const path = url.split('?')[0];
     if (path !== CONNECT_PATH) return this.refuse(socket, new OrbitError('NOT_FOUND', `no route for ${path}`));
     if (!this.accepting) return this.refuse(socket, new OrbitError('UNAVAILABLE', 'the server is shutting down'));
-    if (url.includes('?')) return this.refuse(socket, new OrbitError('INVALID_ARGUMENT', 'the connect URL takes no query parameters; send the token in the Authorization header'));
+    if (url.includes('?'))
+      return this.refuse(
+        socket,
+        new OrbitError('INVALID_ARGUMENT', 'the connect URL takes no query parameters; send the token in the Authorization header'),
+      );
     if (request.method !== 'GET') return this.refuse(socket, new OrbitError('NOT_FOUND', 'use GET to connect'));
     if (!originAllowed(request.headers.origin, request.headers.host, this.settings.allowedOrigins)) {
       return this.refuse(socket, new OrbitError('PERMISSION_DENIED', 'cross-origin event connections are not allowed'));
@@ -173,7 +201,12 @@ export class EventGateway {
       this.log('debug', 'event connection opened', { request_id: requestId, credential_id: principal.credentialId });
       ws.once('close', (code: number) => {
         this.sessions.delete(session);
-        this.log('info', 'event connection closed', { request_id: requestId, session_id: session.sessionId, subscription_id: session.subscriptionId || null, code });
+        this.log('info', 'event connection closed', {
+          request_id: requestId,
+          session_id: session.sessionId,
+          subscription_id: session.subscriptionId || null,
+          code,
+        });
       });
     });
     // handleUpgrade answers invalid handshakes itself (400) without calling back.

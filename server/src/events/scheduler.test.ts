@@ -47,9 +47,20 @@ describe('claim pool', () => {
     const log: string[] = [];
     const gate = { open: true };
     const pool = new ClaimPool({ inFlight: 1, perApplication: 1, queued: 128, perRound: 4 });
-    for (const [app, sub] of [['a', 'a1'], ['a', 'a2'], ['a', 'a3'], ['b', 'b1']] as const) pool.add(claimant(app, sub, log, gate));
+    for (const [app, sub] of [
+      ['a', 'a1'],
+      ['a', 'a2'],
+      ['a', 'a3'],
+      ['b', 'b1'],
+    ] as const)
+      pool.add(claimant(app, sub, log, gate));
     for (let i = 0; i < 50 && log.length < 4; i++) await tick(2);
-    expect(log.slice(0, 2).map((l) => l[0]).sort()).toEqual(['a', 'b']);
+    expect(
+      log
+        .slice(0, 2)
+        .map((l) => l[0])
+        .sort(),
+    ).toEqual(['a', 'b']);
   });
 
   it('never claims for a subscription that is not dirty, and claims again once marked', async () => {

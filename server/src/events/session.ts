@@ -144,7 +144,11 @@ export class Session implements Claimant {
   private onMessage(data: unknown, isBinary: boolean): void {
     if (this.closing) return;
     if (isBinary) return this.close(CLOSE.policy, 'binary frames are not allowed');
-    const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+    const text = Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data as ArrayBuffer).toString('utf8');
     const intake = readClientFrame(text, this.sessionId);
     if (intake.kind === 'close') return this.close(CLOSE.policy, intake.reason);
     this.touch();
@@ -154,7 +158,8 @@ export class Session implements Claimant {
     if (this.reading >= READ_QUEUE) this.ws.pause();
     this.handle(intake.frame)
       .catch((error: unknown) => {
-        const orbitError = error instanceof OrbitError ? error : new OrbitError('UNAVAILABLE', 'temporary failure; reconnect and retry', { cause: error });
+        const orbitError =
+          error instanceof OrbitError ? error : new OrbitError('UNAVAILABLE', 'temporary failure; reconnect and retry', { cause: error });
         if (!(error instanceof OrbitError)) this.deps.log('error', 'frame failed', { session_id: this.sessionId, error: String(error) });
         this.fail(orbitError.code, orbitError.message, intake.frame.message_id);
       })
@@ -207,7 +212,14 @@ export class Session implements Claimant {
     });
     this.deps.hooks?.acked(outcome.kind, this.held.get(frame.body.delivery_id));
     if (outcome.kind === 'lease_lost') {
-      this.send(errorFrame({ code: 'DELIVERY_LEASE_LOST', message: 'this proof was replaced by a newer delivery or is not valid', replyTo: frame.message_id, sessionId: this.sessionId ?? undefined }));
+      this.send(
+        errorFrame({
+          code: 'DELIVERY_LEASE_LOST',
+          message: 'this proof was replaced by a newer delivery or is not valid',
+          replyTo: frame.message_id,
+          sessionId: this.sessionId ?? undefined,
+        }),
+      );
       return;
     }
     // An ACK frees capacity here; when the backlog was full it also frees room for results
@@ -232,7 +244,8 @@ export class Session implements Claimant {
   private async ping(frame: Extract<ClientFrame, { type: 'events.ping' }>): Promise<void> {
     const principal = await this.deps.store.principalById(this.principal.credentialId);
     if (!principal) throw new OrbitError('UNAUTHENTICATED', 'the credential was revoked');
-    if (!principal.permissions.has('events:consume')) throw new OrbitError('PERMISSION_DENIED', 'the credential lost the events:consume permission');
+    if (!principal.permissions.has('events:consume'))
+      throw new OrbitError('PERMISSION_DENIED', 'the credential lost the events:consume permission');
     const subscription = await this.deps.store.ownedSubscription(principal, this.subscriptionId);
     if (subscription.retiredAt !== null) throw new OrbitError('NOT_FOUND', 'the subscription was retired');
     const resumed = subscription.enabled && !this.enabled;

@@ -69,7 +69,13 @@ function envelopeMiddleware(settings: HttpSettings, options: HttpOptions): Middl
     try {
       const outcome = await Promise.race([next().then(() => 'done' as const), timeout]);
       if (outcome === 'timeout') {
-        c.res = errorResponse(requestId, new OrbitError('UNAVAILABLE', `the request did not finish within ${settings.requestTimeoutMs} ms; retry with the same Idempotency-Key`));
+        c.res = errorResponse(
+          requestId,
+          new OrbitError(
+            'UNAVAILABLE',
+            `the request did not finish within ${settings.requestTimeoutMs} ms; retry with the same Idempotency-Key`,
+          ),
+        );
       }
     } finally {
       clearTimeout(timer);
@@ -80,7 +86,13 @@ function envelopeMiddleware(settings: HttpSettings, options: HttpOptions): Middl
     options.observe?.(c.req.method, route, status, seconds);
     if (options.log) {
       const quiet = route === '/healthz' || route === '/readyz' || route === '/metrics';
-      options.log(quiet ? 'debug' : 'info', 'request', { request_id: requestId, method: c.req.method, route, status, duration_ms: Math.round(seconds * 1000) });
+      options.log(quiet ? 'debug' : 'info', 'request', {
+        request_id: requestId,
+        method: c.req.method,
+        route,
+        status,
+        duration_ms: Math.round(seconds * 1000),
+      });
     }
   };
 }
@@ -96,10 +108,14 @@ function mountMetrics(app: Hono<AppEnv>, endpoint: MetricsEndpoint): void {
     noQuery(c);
     if (expected !== null) {
       const match = /^Bearer ([\x21-\x7E]+)$/.exec(c.req.header('authorization') ?? '');
-      if (!match || !digestsEqual(sha256Hex(match[1]!), expected)) throw new OrbitError('UNAUTHENTICATED', 'the metrics endpoint requires Authorization: Bearer <metrics token>');
+      if (!match || !digestsEqual(sha256Hex(match[1]!), expected))
+        throw new OrbitError('UNAUTHENTICATED', 'the metrics endpoint requires Authorization: Bearer <metrics token>');
     }
     const { contentType, body } = await endpoint.exposition();
-    return new Response(body, { status: 200, headers: { 'content-type': contentType, 'cache-control': 'no-store', 'x-request-id': c.get('requestId') } });
+    return new Response(body, {
+      status: 200,
+      headers: { 'content-type': contentType, 'cache-control': 'no-store', 'x-request-id': c.get('requestId') },
+    });
   });
 }
 
@@ -109,7 +125,9 @@ function commonHandlers(app: Hono<AppEnv>, options: HttpOptions): void {
     if (!(error instanceof OrbitError)) options.onError?.(error, c.get('requestId'));
     return errorResponse(c.get('requestId'), orbitError);
   });
-  app.notFound((c) => errorResponse(c.get('requestId'), new OrbitError('NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`)));
+  app.notFound((c) =>
+    errorResponse(c.get('requestId'), new OrbitError('NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`)),
+  );
 }
 
 /** The app of a separate metrics listener (`metrics_listen`): `/metrics` and nothing else. */
@@ -151,10 +169,24 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
     noQuery(c);
     if (options.readiness) {
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<Readiness>((resolve) => (timer = setTimeout(() => resolve({ ready: false, reason: 'the database is unreachable', detail: `no answer within ${READINESS_TIMEOUT_MS} ms` }), READINESS_TIMEOUT_MS)));
+      const timeout = new Promise<Readiness>(
+        (resolve) =>
+          (timer = setTimeout(
+            () => resolve({ ready: false, reason: 'the database is unreachable', detail: `no answer within ${READINESS_TIMEOUT_MS} ms` }),
+            READINESS_TIMEOUT_MS,
+          )),
+      );
       let state: Readiness;
       try {
-        const check = options.readiness().catch((error: unknown): Readiness => ({ ready: false, reason: 'the database is unreachable', detail: String((error as Error)?.message ?? error) }));
+        const check = options
+          .readiness()
+          .catch(
+            (error: unknown): Readiness => ({
+              ready: false,
+              reason: 'the database is unreachable',
+              detail: String((error as Error)?.message ?? error),
+            }),
+          );
         state = await Promise.race([check, timeout]);
       } finally {
         clearTimeout(timer);

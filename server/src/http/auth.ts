@@ -24,5 +24,6 @@ export async function authenticate(store: Store, header: string | null | undefin
 }
 
 export function requirePermission(principal: Principal, permission: string): void {
-  if (!principal.permissions.has(permission)) throw new OrbitError('PERMISSION_DENIED', `this credential lacks the ${permission} permission`);
+  if (!principal.permissions.has(permission))
+    throw new OrbitError('PERMISSION_DENIED', `this credential lacks the ${permission} permission`);
 }

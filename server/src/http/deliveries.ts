@@ -22,8 +22,14 @@ export function deliveryRoutes(app: Hono<AppEnv>, { store, principal }: RouteCon
     const limit = parseLimit(query.limit);
     const cursor = parseCursor(query.cursor);
     const state = query.state;
-    if (state !== undefined && !STATES.includes(state as DeliveryState)) throw new OrbitError('INVALID_ARGUMENT', `state must be one of ${STATES.join(', ')}`);
-    const page = await store.listDeliveries(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}), ...(state ? { state: state as DeliveryState } : {}) });
+    if (state !== undefined && !STATES.includes(state as DeliveryState))
+      throw new OrbitError('INVALID_ARGUMENT', `state must be one of ${STATES.join(', ')}`);
+    const page = await store.listDeliveries(who, {
+      subscriptionId: id,
+      limit,
+      ...(cursor ? { cursor } : {}),
+      ...(state ? { state: state as DeliveryState } : {}),
+    });
     return dataResponse(c.get('requestId'), 200, page);
   });
 

@@ -36,12 +36,19 @@ export function resultRoutes(app: Hono<AppEnv>, { store, principal }: RouteConte
     const { id: queueId, action } = parseTarget(c.req.param('queue'), []);
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const key = idempotencyKey(c.req.header('idempotency-key'));
-    const body = await readJsonBody<PublishBody>(c.req.raw, validatePublishResultRequest, { raw: ['result', 'details'], uint64: ['task_revision'] });
+    const body = await readJsonBody<PublishBody>(c.req.raw, validatePublishResultRequest, {
+      raw: ['result', 'details'],
+      uint64: ['task_revision'],
+    });
     const { details, result } = body.value;
-    if (details !== undefined && !details.text.trimStart().startsWith('{')) throw new OrbitError('INVALID_ARGUMENT', '/details must be an object');
+    if (details !== undefined && !details.text.trimStart().startsWith('{'))
+      throw new OrbitError('INVALID_ARGUMENT', '/details must be an object');
     const payload = Buffer.byteLength(details?.text ?? '') + Buffer.byteLength(result?.text ?? '');
     if (payload > MAX_EVENT_PAYLOAD_BYTES) {
-      throw new OrbitError('INVALID_ARGUMENT', `result and details together are ${payload} bytes; at most ${MAX_EVENT_PAYLOAD_BYTES} fit in one event.deliver frame`);
+      throw new OrbitError(
+        'INVALID_ARGUMENT',
+        `result and details together are ${payload} bytes; at most ${MAX_EVENT_PAYLOAD_BYTES} fit in one event.deliver frame`,
+      );
     }
     const receipt = await store.publishResult(who, queueId, key, body.digest, {
       queueId,

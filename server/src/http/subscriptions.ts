@@ -5,7 +5,11 @@
  */
 import type { Hono } from 'hono';
 import { OrbitError } from '@orbit/spec/errors';
-import { validateConfigureSubscriptionRequest, validateCreateSubscriptionRequest, validateRetireSubscriptionRequest } from '@orbit/generated';
+import {
+  validateConfigureSubscriptionRequest,
+  validateCreateSubscriptionRequest,
+  validateRetireSubscriptionRequest,
+} from '@orbit/generated';
 import type { ConfigureInput, CreateSubscriptionInput, RetireInput } from '../store/subscriptions.ts';
 import type { AppEnv, RouteContext } from './app.ts';
 import { dataResponse } from './envelope.ts';
@@ -58,7 +62,11 @@ export function subscriptionRoutes(app: Hono<AppEnv>, { store, principal }: Rout
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const limit = parseLimit(query.limit);
     const cursor = parseCursor(query.cursor);
-    return dataResponse(c.get('requestId'), 200, await store.listHistory(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) }));
+    return dataResponse(
+      c.get('requestId'),
+      200,
+      await store.listHistory(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) }),
+    );
   });
 
   app.post('/v1/subscriptions/:target', async (c) => {

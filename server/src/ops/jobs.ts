@@ -112,7 +112,8 @@ export function retentionJob(deps: JobDeps): PeriodicJob | null {
       const report = await deps.store.prune(before, { batchSize: settings.retentionBatchSize, maxBatches: PRUNE_BATCHES_PER_RUN });
       unfinished = report.more === true;
       deps.metrics.pruned(report.deleted);
-      if (plan.beforeSequence !== null || report.deleted > 0) deps.log('info', 'retention applied', { boundary: report.boundary, deleted: report.deleted });
+      if (plan.beforeSequence !== null || report.deleted > 0)
+        deps.log('info', 'retention applied', { boundary: report.boundary, deleted: report.deleted });
       return plan.more || unfinished;
     },
     deps.log,

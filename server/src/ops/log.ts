@@ -15,7 +15,19 @@ export type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 export type Log = (level: Level, message: string, fields?: Record<string, unknown>) => void;
 
 /** Field names whose values never appear in a log line, at the top level and two levels down. */
-export const SECRET_FIELDS = ['token', 'authorization', 'lease_secret', 'secret', 'digest', 'token_digest', 'lease_digest', 'metrics_token', 'password', 'key', 'cookie'];
+export const SECRET_FIELDS = [
+  'token',
+  'authorization',
+  'lease_secret',
+  'secret',
+  'digest',
+  'token_digest',
+  'lease_digest',
+  'metrics_token',
+  'password',
+  'key',
+  'cookie',
+];
 
 export const REDACT_PATHS = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
 

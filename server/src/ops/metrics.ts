@@ -12,24 +12,76 @@ import type { SweepReport } from '../store/sweep.ts';
 
 /** Name, type and meaning of every Orbit metric (process_* and nodejs_* defaults come on top). */
 export const METRICS = {
-  orbit_event_connections: { type: 'gauge', labels: [], help: 'Open event connections on this node, including upgrades still being authenticated (limit: max_connections).' },
+  orbit_event_connections: {
+    type: 'gauge',
+    labels: [],
+    help: 'Open event connections on this node, including upgrades still being authenticated (limit: max_connections).',
+  },
   orbit_event_sessions: { type: 'gauge', labels: [], help: 'Event connections bound to a subscription (events.welcome sent).' },
-  orbit_claims_total: { type: 'counter', labels: ['outcome'], help: 'Claim transactions by outcome: claimed (leased at least one delivery), empty, paused, retired, history_expired, error.' },
-  orbit_claim_pool_depth: { type: 'gauge', labels: [], help: "Claims waiting plus running in this node's claim pool (seed §5: at most 128)." },
+  orbit_claims_total: {
+    type: 'counter',
+    labels: ['outcome'],
+    help: 'Claim transactions by outcome: claimed (leased at least one delivery), empty, paused, retired, history_expired, error.',
+  },
+  orbit_claim_pool_depth: {
+    type: 'gauge',
+    labels: [],
+    help: "Claims waiting plus running in this node's claim pool (seed §5: at most 128).",
+  },
   orbit_deliveries_sent_total: { type: 'counter', labels: [], help: 'event.deliver frames written (each after its lease was committed).' },
   orbit_acks_total: { type: 'counter', labels: ['outcome'], help: 'event.ack answers by outcome: new, deduplicated, lease_lost.' },
-  orbit_publish_to_deliver_seconds: { type: 'histogram', labels: [], help: "From a result's occurred_at to its event.deliver being written (includes redeliveries)." },
-  orbit_deliver_to_ack_seconds: { type: 'histogram', labels: [], help: 'From the lease of a delivery to its first valid ACK on the same connection.' },
-  orbit_http_requests_total: { type: 'counter', labels: ['method', 'route', 'code'], help: 'HTTP requests by method, route template and status code.' },
-  orbit_http_request_duration_seconds: { type: 'histogram', labels: ['method', 'route'], help: 'HTTP request duration by method and route template.' },
-  orbit_upgrades_rejected_total: { type: 'counter', labels: ['code'], help: 'Refused WebSocket upgrades by error code (PROTOCOL_REQUIRED, CAPACITY_EXCEEDED, UNAUTHENTICATED, …).' },
-  orbit_subscription_pending: { type: 'gauge', labels: ['subscription_id', 'queue_id'], help: 'Backlog per subscription at scrape time: PENDING + LEASED + EXPIRED deliveries (pending_count).' },
-  orbit_subscription_oldest_unacked_age_seconds: { type: 'gauge', labels: ['subscription_id', 'queue_id'], help: 'Age of the oldest delivery that is not ACKED (0 when there is none), at scrape time.' },
-  orbit_leases_recovered_total: { type: 'counter', labels: ['state'], help: 'Expired leases recovered by the background sweep of this node, by new state (PENDING, EXPIRED).' },
+  orbit_publish_to_deliver_seconds: {
+    type: 'histogram',
+    labels: [],
+    help: "From a result's occurred_at to its event.deliver being written (includes redeliveries).",
+  },
+  orbit_deliver_to_ack_seconds: {
+    type: 'histogram',
+    labels: [],
+    help: 'From the lease of a delivery to its first valid ACK on the same connection.',
+  },
+  orbit_http_requests_total: {
+    type: 'counter',
+    labels: ['method', 'route', 'code'],
+    help: 'HTTP requests by method, route template and status code.',
+  },
+  orbit_http_request_duration_seconds: {
+    type: 'histogram',
+    labels: ['method', 'route'],
+    help: 'HTTP request duration by method and route template.',
+  },
+  orbit_upgrades_rejected_total: {
+    type: 'counter',
+    labels: ['code'],
+    help: 'Refused WebSocket upgrades by error code (PROTOCOL_REQUIRED, CAPACITY_EXCEEDED, UNAUTHENTICATED, …).',
+  },
+  orbit_subscription_pending: {
+    type: 'gauge',
+    labels: ['subscription_id', 'queue_id'],
+    help: 'Backlog per subscription at scrape time: PENDING + LEASED + EXPIRED deliveries (pending_count).',
+  },
+  orbit_subscription_oldest_unacked_age_seconds: {
+    type: 'gauge',
+    labels: ['subscription_id', 'queue_id'],
+    help: 'Age of the oldest delivery that is not ACKED (0 when there is none), at scrape time.',
+  },
+  orbit_leases_recovered_total: {
+    type: 'counter',
+    labels: ['state'],
+    help: 'Expired leases recovered by the background sweep of this node, by new state (PENDING, EXPIRED).',
+  },
   orbit_results_pruned_total: { type: 'counter', labels: [], help: 'Results deleted by periodic retention on this node.' },
   orbit_result_log_head: { type: 'gauge', labels: [], help: 'The committed head sequence of the result log, at scrape time.' },
-  orbit_result_log_retention_boundary: { type: 'gauge', labels: [], help: 'The retention boundary: results at or below it may have been pruned.' },
-  orbit_metrics_scrape_errors_total: { type: 'counter', labels: [], help: 'Scrapes whose database queries (backlog, log position) failed; those gauges keep their last values.' },
+  orbit_result_log_retention_boundary: {
+    type: 'gauge',
+    labels: [],
+    help: 'The retention boundary: results at or below it may have been pruned.',
+  },
+  orbit_metrics_scrape_errors_total: {
+    type: 'counter',
+    labels: [],
+    help: 'Scrapes whose database queries (backlog, log position) failed; those gauges keep their last values.',
+  },
 } as const;
 
 type Name = keyof typeof METRICS;
@@ -70,7 +122,8 @@ export class OrbitMetrics implements EngineHooks {
       else if (def.type === 'histogram') this.histograms[name] = new Histogram({ ...common, buckets: LATENCY_BUCKETS });
       else this.gauges[name] = new Gauge(common);
     }
-    for (const outcome of ['claimed', 'empty', 'paused', 'retired', 'history_expired', 'error']) this.counters.orbit_claims_total!.inc({ outcome }, 0);
+    for (const outcome of ['claimed', 'empty', 'paused', 'retired', 'history_expired', 'error'])
+      this.counters.orbit_claims_total!.inc({ outcome }, 0);
     for (const outcome of ['new', 'deduplicated', 'lease_lost']) this.counters.orbit_acks_total!.inc({ outcome }, 0);
     for (const state of ['PENDING', 'EXPIRED']) this.counters.orbit_leases_recovered_total!.inc({ state }, 0);
   }

@@ -24,7 +24,10 @@ describe('planRetention', () => {
   });
 
   it('asks for another round when a full page was all old', () => {
-    expect(planRetention({ ...base, maxAgeMs: 100, oldest: rows(500, 400), oldestTruncated: true })).toEqual({ beforeSequence: 3n, more: true });
+    expect(planRetention({ ...base, maxAgeMs: 100, oldest: rows(500, 400), oldestTruncated: true })).toEqual({
+      beforeSequence: 3n,
+      more: true,
+    });
   });
 
   it('takes the further of the two limits and never passes the head', () => {

@@ -18,15 +18,18 @@ export interface AuditEntry {
 }
 
 export async function audit(tx: Sql, entry: AuditEntry): Promise<void> {
-  await tx.run('INSERT INTO audit_log (id, subscription_id, delivery_id, credential_id, action, reason, revision, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-    newId(),
-    entry.subscriptionId,
-    entry.deliveryId ?? null,
-    entry.credentialId,
-    entry.action,
-    entry.reason,
-    entry.revision.toString(),
-    stringify(entry.detail),
-    entry.now,
-  ]);
+  await tx.run(
+    'INSERT INTO audit_log (id, subscription_id, delivery_id, credential_id, action, reason, revision, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    [
+      newId(),
+      entry.subscriptionId,
+      entry.deliveryId ?? null,
+      entry.credentialId,
+      entry.action,
+      entry.reason,
+      entry.revision.toString(),
+      stringify(entry.detail),
+      entry.now,
+    ],
+  );
 }

@@ -5,11 +5,14 @@ import { Batcher } from './batcher.ts';
 describe('Batcher (group commit)', () => {
   it('sends a lone request at once, groups what arrives meanwhile, and answers each caller with its own result', async () => {
     const groups: number[][] = [];
-    const batcher = new Batcher<number, number>(async (requests) => {
-      groups.push([...requests]);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      return requests.map((r) => r * 10);
-    }, { maxGroup: 3 });
+    const batcher = new Batcher<number, number>(
+      async (requests) => {
+        groups.push([...requests]);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return requests.map((r) => r * 10);
+      },
+      { maxGroup: 3 },
+    );
     const results = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((n) => batcher.submit(n)));
     expect(results).toEqual([10, 20, 30, 40, 50, 60, 70]);
     expect(groups).toEqual([[1], [2, 3, 4], [5, 6, 7]]);
@@ -30,11 +33,14 @@ describe('Batcher (group commit)', () => {
 
   it('keeps a group within the weight bound, but always takes at least one request', async () => {
     const groups: number[][] = [];
-    const batcher = new Batcher<number, number>(async (requests) => {
-      groups.push([...requests]);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      return [...requests];
-    }, { maxGroup: 10, weigh: (n) => n, maxWeight: 10 });
+    const batcher = new Batcher<number, number>(
+      async (requests) => {
+        groups.push([...requests]);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return [...requests];
+      },
+      { maxGroup: 10, weigh: (n) => n, maxWeight: 10 },
+    );
     await Promise.all([1, 4, 5, 2, 20, 3, 3, 3, 3].map((n) => batcher.submit(n)));
     expect(groups).toEqual([[1], [4, 5], [2], [20], [3, 3, 3], [3]]);
   });
@@ -52,7 +58,8 @@ describe('Batcher (group commit)', () => {
           const batcher = new Batcher<number, number>(
             async (requests) => {
               expect(requests.length).toBeLessThanOrEqual(max);
-              if (maxWeight !== undefined && requests.length > 1) expect(requests.reduce((sum, r) => sum + weigh(r), 0)).toBeLessThanOrEqual(maxWeight);
+              if (maxWeight !== undefined && requests.length > 1)
+                expect(requests.reduce((sum, r) => sum + weigh(r), 0)).toBeLessThanOrEqual(maxWeight);
               seen += requests.length;
               await new Promise((resolve) => setTimeout(resolve, 1));
               return requests.map((r) => -r);

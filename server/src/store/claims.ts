@@ -7,7 +7,15 @@
  */
 import { OrbitError } from '@orbit/spec/errors';
 import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
-import { decideAck, isClaimable, lease, newDelivery, recoverExpiredLease, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
+import {
+  decideAck,
+  isClaimable,
+  lease,
+  newDelivery,
+  recoverExpiredLease,
+  type Delivery,
+  type RedeliveryPolicy,
+} from '../domain/delivery.ts';
 import { planMaterialization } from '../domain/materialize.ts';
 import type { Principal } from './principal.ts';
 import { DELIVERY_COLUMNS, eventJson, toDelivery, toSubscription, SUBSCRIPTION_SELECT, type SubscriptionRecord } from './records.ts';
@@ -40,9 +48,15 @@ export type ClaimOutcome =
   | { readonly kind: 'history_expired'; readonly boundary: bigint };
 
 /** Checks the hello's subscription and capacity inside a transaction (seed §5). */
-export async function bindSession(db: Database, principal: Principal, subscriptionId: string, capacity: number): Promise<SubscriptionRecord> {
+export async function bindSession(
+  db: Database,
+  principal: Principal,
+  subscriptionId: string,
+  capacity: number,
+): Promise<SubscriptionRecord> {
   return db.transaction(async (tx) => {
-    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 32) throw new OrbitError('INVALID_ARGUMENT', 'capacity must be an integer from 1 to 32');
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 32)
+      throw new OrbitError('INVALID_ARGUMENT', 'capacity must be an integer from 1 to 32');
     const subscription = await ownedSubscription(tx, principal, subscriptionId);
     if (subscription.retiredAt !== null) throw new OrbitError('NOT_FOUND', 'the subscription is retired and can no longer be consumed');
     return subscription;
@@ -63,7 +77,10 @@ export interface ClaimRequest {
  * to choose, both planners took an index with `available_at` and sorted every PENDING row, which on
  * MySQL also locked them all: the claim's slowest statement (4.9 ms p50 at 4 × 32, 2.4 with the hint).
  */
-const CANDIDATE_INDEX: Readonly<Record<Dialect, string>> = { mysql: ' FORCE INDEX (deliveries_by_state)', sqlite: ' INDEXED BY deliveries_by_state' };
+const CANDIDATE_INDEX: Readonly<Record<Dialect, string>> = {
+  mysql: ' FORCE INDEX (deliveries_by_state)',
+  sqlite: ' INDEXED BY deliveries_by_state',
+};
 
 /**
  * What a claim reads besides the subscription, in the same statement to save round trips: the log
@@ -79,7 +96,10 @@ export const CLAIM_CONTEXT = [
 export async function claim(db: Database, request: ClaimRequest): Promise<ClaimOutcome> {
   const outcome = await db.transaction(async (tx) => {
     const now = Date.now();
-    const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT}, ${CLAIM_CONTEXT} FROM subscriptions WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [request.subscriptionId]);
+    const [row] = await tx.all(
+      `SELECT ${SUBSCRIPTION_SELECT}, ${CLAIM_CONTEXT} FROM subscriptions WHERE id = ?${PHRASES[tx.dialect].forUpdate}`,
+      [request.subscriptionId],
+    );
     if (!row) return { kind: 'retired' as const };
     const subscription = toSubscription(row);
     if (subscription.retiredAt !== null) return { kind: 'retired' as const };
@@ -100,10 +120,19 @@ export async function claim(db: Database, request: ClaimRequest): Promise<ClaimO
       .filter((candidate) => isClaimable(candidate, now))
       .map((candidate) => {
         const secret = newLeaseSecret();
-        return { delivery: lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session: request.session }), secret };
+        return {
+          delivery: lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session: request.session }),
+          secret,
+        };
       });
-    await writeLeases(tx, leased.map((l) => l.delivery));
-    const events = await eventsBySequence(tx, leased.map((l) => l.delivery.sequence));
+    await writeLeases(
+      tx,
+      leased.map((l) => l.delivery),
+    );
+    const events = await eventsBySequence(
+      tx,
+      leased.map((l) => l.delivery.sequence),
+    );
     const items = leased.map((l) => ({ ...l, event: events.get(l.delivery.sequence)! }));
     // Materialization stopped short of the head: max_pending is reached, and only an ACK that
     // frees room can let more in.
@@ -165,12 +194,34 @@ async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigi
   const rows =
     limit === 0
       ? []
-      : await matchingResults(tx, { queueId: subscription.queueId, types: subscription.types, after: subscription.cursorSequence, upTo: head, limit, columns: 'sequence, id' });
+      : await matchingResults(tx, {
+          queueId: subscription.queueId,
+          types: subscription.types,
+          after: subscription.cursorSequence,
+          upTo: head,
+          limit,
+          columns: 'sequence, id',
+        });
   if (limit === 0) {
     // No room: the cursor may still pass over results that do not match, up to the next match.
-    const [next] = await matchingResults(tx, { queueId: subscription.queueId, types: subscription.types, after: subscription.cursorSequence, upTo: head, limit: 1, columns: 'sequence, id' });
-    const plan = planMaterialization({ cursor: subscription.cursorSequence, head, pendingCount: subscription.pendingCount, maxPending: subscription.maxPending, candidates: next ? [big(next.sequence)] : [], limit: 1 });
-    if (plan.cursor !== subscription.cursorSequence) await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
+    const [next] = await matchingResults(tx, {
+      queueId: subscription.queueId,
+      types: subscription.types,
+      after: subscription.cursorSequence,
+      upTo: head,
+      limit: 1,
+      columns: 'sequence, id',
+    });
+    const plan = planMaterialization({
+      cursor: subscription.cursorSequence,
+      head,
+      pendingCount: subscription.pendingCount,
+      maxPending: subscription.maxPending,
+      candidates: next ? [big(next.sequence)] : [],
+      limit: 1,
+    });
+    if (plan.cursor !== subscription.cursorSequence)
+      await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
     return plan.cursor;
   }
   const plan = planMaterialization({
@@ -181,9 +232,18 @@ async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigi
     candidates: rows.map((r) => big(r.sequence)),
     limit,
   });
-  const created = rows.slice(0, plan.take).map((r) =>
-    newDelivery({ id: newId(), subscriptionId: subscription.id, sequence: big(r.sequence), eventId: String(r.id), attemptBudget: subscription.maxAttempts, now }),
-  );
+  const created = rows
+    .slice(0, plan.take)
+    .map((r) =>
+      newDelivery({
+        id: newId(),
+        subscriptionId: subscription.id,
+        sequence: big(r.sequence),
+        eventId: String(r.id),
+        attemptBudget: subscription.maxAttempts,
+        now,
+      }),
+    );
   if (created.length > 0) {
     const placeholders = created.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
     const params = created.flatMap((d) => [
@@ -205,7 +265,8 @@ async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigi
     ]);
     await tx.run(`INSERT INTO deliveries (${DELIVERY_COLUMNS}) VALUES ${placeholders}`, params);
   }
-  if (plan.cursor !== subscription.cursorSequence) await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
+  if (plan.cursor !== subscription.cursorSequence)
+    await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
   return plan.cursor;
 }
 
@@ -242,7 +303,10 @@ export async function acknowledgeAll(db: Database, requests: readonly AckRequest
   return db.transaction(async (tx) => {
     const now = Date.now();
     const ids = [...new Set(requests.map((r) => r.deliveryId))].sort();
-    const rows = await tx.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${PHRASES[tx.dialect].forUpdate}`, ids);
+    const rows = await tx.all(
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${PHRASES[tx.dialect].forUpdate}`,
+      ids,
+    );
     const current = new Map(rows.map((row) => [String(row.id), toDelivery(row)]));
     const outcomes: AckOutcome[] = [];
     const acknowledged: Delivery[] = [];
@@ -267,11 +331,10 @@ export async function acknowledgeAll(db: Database, requests: readonly AckRequest
     if (acknowledged.length > 0) {
       // One statement for the group; each row's revision comes from the domain's decideAck.
       const revision = byId(acknowledged, (d) => d.revision.toString());
-      await tx.run(`UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ${revision.sql} WHERE id IN (${acknowledged.map(() => '?').join(', ')})`, [
-        now,
-        ...revision.params,
-        ...acknowledged.map((d) => d.id),
-      ]);
+      await tx.run(
+        `UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ${revision.sql} WHERE id IN (${acknowledged.map(() => '?').join(', ')})`,
+        [now, ...revision.params, ...acknowledged.map((d) => d.id)],
+      );
     }
     return outcomes;
   });

@@ -36,12 +36,20 @@ export async function listDeliveries(
 }
 
 async function loadDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery> {
-  const [row] = await db.all(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${lock ? PHRASES[db.dialect].forUpdate : ''}`, [deliveryId, subscriptionId]);
+  const [row] = await db.all(
+    `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${lock ? PHRASES[db.dialect].forUpdate : ''}`,
+    [deliveryId, subscriptionId],
+  );
   if (!row) throw new OrbitError('NOT_FOUND', 'delivery not found');
   return toDelivery(row);
 }
 
-export async function getDelivery(db: Sql, principal: Principal, subscriptionId: string, deliveryId: string): Promise<Record<string, unknown>> {
+export async function getDelivery(
+  db: Sql,
+  principal: Principal,
+  subscriptionId: string,
+  deliveryId: string,
+): Promise<Record<string, unknown>> {
   await ownedSubscription(db, principal, subscriptionId);
   const delivery = await loadDelivery(db, subscriptionId, deliveryId);
   const event = await resultBySequence(db, delivery.sequence);

@@ -23,7 +23,8 @@ export async function readiness(db: Sql): Promise<Readiness> {
   const rows = await db.all<{ version: unknown }>('SELECT version FROM orbit_migrations');
   const applied = new Set(rows.map((r) => num(r.version)));
   const missing = pendingMigrations(db.dialect, applied).map((m) => m.tag);
-  if (missing.length > 0) return { ready: false, reason: 'database migrations are not current', detail: `not applied: ${missing.join(', ')}` };
+  if (missing.length > 0)
+    return { ready: false, reason: 'database migrations are not current', detail: `not applied: ${missing.join(', ')}` };
   return { ready: true };
 }
 
@@ -49,5 +50,10 @@ export async function backlog(db: Sql, limit: number): Promise<BacklogRow[]> {
             (SELECT MIN(d.created_at) FROM deliveries d WHERE d.subscription_id = s.id AND d.state IN ${open}) AS oldest
        FROM subscriptions s WHERE s.retired_at IS NULL ORDER BY s.id LIMIT ${Math.trunc(limit)}`,
   );
-  return rows.map((r) => ({ subscriptionId: String(r.id), queueId: String(r.queue_id), pendingCount: num(r.pending_count), oldestUnackedAt: numOrNull(r.oldest) }));
+  return rows.map((r) => ({
+    subscriptionId: String(r.id),
+    queueId: String(r.queue_id),
+    pendingCount: num(r.pending_count),
+    oldestUnackedAt: numOrNull(r.oldest),
+  }));
 }

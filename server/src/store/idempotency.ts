@@ -46,11 +46,10 @@ export function replayOf(record: Row, digest: string): Receipt {
 }
 
 async function replay(tx: Sql, scope: IdempotencyScope): Promise<Receipt | null> {
-  const [row] = await tx.all('SELECT request_digest, response FROM idempotency_records WHERE credential_id = ? AND scope = ? AND idem_key = ?', [
-    scope.credentialId,
-    scope.scope,
-    scope.key,
-  ]);
+  const [row] = await tx.all(
+    'SELECT request_digest, response FROM idempotency_records WHERE credential_id = ? AND scope = ? AND idem_key = ?',
+    [scope.credentialId, scope.scope, scope.key],
+  );
   return row ? replayOf(row, scope.digest) : null;
 }
 
@@ -64,12 +63,10 @@ export async function idempotent(db: Database, scope: IdempotencyScope, operatio
         // Reserve the key before doing the work: a concurrent request with the same key waits on
         // this row, then fails on the primary key and replays our receipt instead of re-running
         // (and tripping over) the operation.
-        await tx.run('INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)', [
-          ...key,
-          scope.digest,
-          '',
-          Date.now(),
-        ]);
+        await tx.run(
+          'INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)',
+          [...key, scope.digest, '', Date.now()],
+        );
         const outcome = await operation(tx);
         await tx.run('UPDATE idempotency_records SET status = ?, response = ? WHERE credential_id = ? AND scope = ? AND idem_key = ?', [
           outcome.status,

@@ -41,7 +41,9 @@ async function ensureTable(db: Sql): Promise<void> {
   const int = db.dialect === 'mysql' ? 'INT' : 'INTEGER';
   const big = db.dialect === 'mysql' ? 'BIGINT' : 'INTEGER';
   const str = db.dialect === 'mysql' ? 'VARCHAR(128)' : 'TEXT';
-  await db.run(`CREATE TABLE IF NOT EXISTS orbit_migrations (version ${int} NOT NULL PRIMARY KEY, name ${str} NOT NULL, applied_at ${big} NOT NULL)`);
+  await db.run(
+    `CREATE TABLE IF NOT EXISTS orbit_migrations (version ${int} NOT NULL PRIMARY KEY, name ${str} NOT NULL, applied_at ${big} NOT NULL)`,
+  );
 }
 
 async function recorded(db: Sql): Promise<Recorded[]> {
@@ -80,7 +82,10 @@ async function applyPending(tx: Sql): Promise<MigrationReport> {
   for (const migration of migrationsFor(tx.dialect)) {
     const name = names.get(migration.version);
     // Another build's migration under our number: skipping ours would silently lose its changes.
-    if (name !== undefined && name !== migration.tag) throw new Error(`orbit_migrations records version ${migration.version} as ${name}, but this build's migration ${migration.version} is ${migration.tag}`);
+    if (name !== undefined && name !== migration.tag)
+      throw new Error(
+        `orbit_migrations records version ${migration.version} as ${name}, but this build's migration ${migration.version} is ${migration.tag}`,
+      );
   }
   const applied: string[] = [];
   for (const migration of pendingMigrations(tx.dialect, new Set(names.keys()))) {
@@ -99,7 +104,9 @@ async function applyPending(tx: Sql): Promise<MigrationReport> {
  */
 async function adopt(tx: Sql, done: Recorded[]): Promise<Recorded[]> {
   const versions = new Map(migrationsFor(tx.dialect).map((m) => [m.tag, m.version]));
-  const replacing = done.flatMap((row) => (LEGACY.get(row.name) ?? []).map((tag) => ({ version: versions.get(tag)!, name: tag, appliedAt: row.appliedAt })));
+  const replacing = done.flatMap((row) =>
+    (LEGACY.get(row.name) ?? []).map((tag) => ({ version: versions.get(tag)!, name: tag, appliedAt: row.appliedAt })),
+  );
   const legacy = [...LEGACY.keys()];
   await tx.run(`DELETE FROM orbit_migrations WHERE name IN (${legacy.map(() => '?').join(', ')})`, legacy);
   for (const row of replacing) await record(tx, row);

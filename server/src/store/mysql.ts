@@ -68,7 +68,9 @@ export class MysqlDatabase implements Database {
     this.pool.on('connection', (conn) => {
       // The callback-style connection object: queue the session settings before first use.
       (conn as unknown as { query(sql: string): void }).query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      (conn as unknown as { query(sql: string): void }).query("SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'");
+      (conn as unknown as { query(sql: string): void }).query(
+        "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'",
+      );
     });
     this.direct = new Connection(core(this.pool));
   }

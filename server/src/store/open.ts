@@ -17,7 +17,8 @@ export async function openDatabase(url: string, options: { connectionLimit?: num
   if (url.startsWith('mysql://')) {
     const parsed = new URL(url);
     const name = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
-    if (!/^[A-Za-z0-9_]{1,64}$/.test(name)) throw new Error(`the MySQL URL needs a database name of letters, digits and _: ${redactDatabaseUrl(url)}`);
+    if (!/^[A-Za-z0-9_]{1,64}$/.test(name))
+      throw new Error(`the MySQL URL needs a database name of letters, digits and _: ${redactDatabaseUrl(url)}`);
     const server = new URL(url);
     server.pathname = '/';
     const admin = await mysql.createConnection({ uri: server.toString() });

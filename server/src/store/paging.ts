@@ -32,16 +32,22 @@ export async function newestFirst<R extends { readonly createdAt: number; readon
   query: PageQuery<R>,
 ): Promise<Page<Record<string, unknown>>> {
   const after = query.cursor === undefined ? null : cursors.decode(query.scope, query.cursor);
-  if (query.cursor !== undefined && after === null) throw new OrbitError('INVALID_ARGUMENT', 'cursor is invalid or was issued for another query');
+  if (query.cursor !== undefined && after === null)
+    throw new OrbitError('INVALID_ARGUMENT', 'cursor is invalid or was issued for another query');
   const where = [...query.where];
   const params = [...query.params];
   if (after) {
     where.push('(created_at < ? OR (created_at = ? AND id < ?))');
     params.push(after.createdAt, after.createdAt, after.id);
   }
-  const rows = await db.all(`${query.select} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${query.limit + 1}`, params);
+  const rows = await db.all(
+    `${query.select} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${query.limit + 1}`,
+    params,
+  );
   const records = rows.slice(0, query.limit).map(query.toRecord);
   const last = records[records.length - 1];
   const page: Page<Record<string, unknown>> = { items: records.map(query.toJson) };
-  return rows.length > query.limit && last ? { ...page, next_cursor: cursors.encode(query.scope, { createdAt: last.createdAt, id: last.id }) } : page;
+  return rows.length > query.limit && last
+    ? { ...page, next_cursor: cursors.encode(query.scope, { createdAt: last.createdAt, id: last.id }) }
+    : page;
 }

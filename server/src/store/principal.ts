@@ -27,7 +27,10 @@ export function principalById(db: Sql, credentialId: string): Promise<Principal 
 }
 
 async function loadPrincipal(db: Sql, column: 'token_digest' | 'id', value: string): Promise<Principal | null> {
-  const rows = await db.all(`SELECT id, namespace_id, application_id, permissions FROM credentials WHERE ${column} = ? AND revoked_at IS NULL`, [value]);
+  const rows = await db.all(
+    `SELECT id, namespace_id, application_id, permissions FROM credentials WHERE ${column} = ? AND revoked_at IS NULL`,
+    [value],
+  );
   const row = rows[0];
   if (!row) return null;
   const queues = await db.all<{ queue_id: string }>('SELECT queue_id FROM credential_queues WHERE credential_id = ?', [row.id]);
@@ -41,7 +44,13 @@ async function loadPrincipal(db: Sql, column: 'token_digest' | 'id', value: stri
 }
 
 /** Creates the named row unless it exists, and returns its id. */
-async function ensureNamed(tx: Sql, table: 'namespaces' | 'applications' | 'queues', name: string, namespaceId: string | null, now: number): Promise<string> {
+async function ensureNamed(
+  tx: Sql,
+  table: 'namespaces' | 'applications' | 'queues',
+  name: string,
+  namespaceId: string | null,
+  now: number,
+): Promise<string> {
   const scope = namespaceId === null ? '' : ' AND namespace_id = ?';
   const params = namespaceId === null ? [name] : [name, namespaceId];
   const columns = namespaceId === null ? '(id, name, created_at)' : '(id, name, created_at, namespace_id)';
@@ -76,14 +85,10 @@ export async function bootstrap(tx: Sql, input: BootstrapInput, now: number): Pr
   const credentialId = newId();
   const token = newToken();
   const permissions = [...new Set(input.permissions)].sort();
-  await tx.run('INSERT INTO credentials (id, namespace_id, application_id, token_digest, permissions, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, NULL)', [
-    credentialId,
-    namespaceId,
-    applicationId,
-    sha256Hex(token),
-    permissions.join(','),
-    now,
-  ]);
+  await tx.run(
+    'INSERT INTO credentials (id, namespace_id, application_id, token_digest, permissions, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, NULL)',
+    [credentialId, namespaceId, applicationId, sha256Hex(token), permissions.join(','), now],
+  );
   for (const queueId of new Set(Object.values(queueIds))) {
     await tx.run('INSERT INTO credential_queues (credential_id, queue_id) VALUES (?, ?)', [credentialId, queueId]);
   }

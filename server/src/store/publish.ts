@@ -48,14 +48,22 @@ function publishAlone(db: Database, request: PublishRequest): Promise<PublishOut
 
 async function storedReceipts(tx: Sql, scopes: readonly IdempotencyScope[]): Promise<Map<string, Row>> {
   const where = scopes.map(() => '(credential_id = ? AND scope = ? AND idem_key = ?)').join(' OR ');
-  const rows = await tx.all(`SELECT credential_id, scope, idem_key, request_digest, response FROM idempotency_records WHERE ${where}`, scopes.flatMap((s) => [s.credentialId, s.scope, s.key]));
-  return new Map(rows.map((r) => [identity({ credentialId: String(r.credential_id), scope: String(r.scope), key: String(r.idem_key) }), r]));
+  const rows = await tx.all(
+    `SELECT credential_id, scope, idem_key, request_digest, response FROM idempotency_records WHERE ${where}`,
+    scopes.flatMap((s) => [s.credentialId, s.scope, s.key]),
+  );
+  return new Map(
+    rows.map((r) => [identity({ credentialId: String(r.credential_id), scope: String(r.scope), key: String(r.idem_key) }), r]),
+  );
 }
 
 /** One transaction for publishes with distinct keys. */
 function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[]> {
   return db.transaction(async (tx) => {
-    const stored = await storedReceipts(tx, group.map((r) => r.scope));
+    const stored = await storedReceipts(
+      tx,
+      group.map((r) => r.scope),
+    );
     const outcomes: PublishOutcome[] = new Array(group.length);
     const fresh: number[] = [];
     group.forEach((request, i) => {
@@ -69,7 +77,11 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
     });
     if (fresh.length === 0) return outcomes;
     const now = Date.now();
-    const rows = await appendResults(tx, fresh.map((i) => group[i]!.input), now);
+    const rows = await appendResults(
+      tx,
+      fresh.map((i) => group[i]!.input),
+      now,
+    );
     const receipts = rows.map((row) => ({ event: eventJson(row) }));
     await tx.run(
       `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES ${fresh.map(() => '(?, ?, ?, ?, 201, ?, ?)').join(', ')}`,

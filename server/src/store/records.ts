@@ -128,7 +128,8 @@ export function deliveryJson(d: Delivery): Record<string, unknown> {
   return json;
 }
 
-export const RESULT_COLUMNS = 'sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id';
+export const RESULT_COLUMNS =
+  'sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id';
 
 /**
  * The immutable ResultEvent. `details` and `result` are stored as the exact JSON text that was

@@ -34,7 +34,9 @@ export interface LogPosition {
 }
 
 export async function logPosition(db: Sql, lock = false): Promise<LogPosition> {
-  const [row] = await db.all(`SELECT head_sequence, retention_boundary FROM result_head WHERE id = 1${lock ? PHRASES[db.dialect].forUpdate : ''}`);
+  const [row] = await db.all(
+    `SELECT head_sequence, retention_boundary FROM result_head WHERE id = 1${lock ? PHRASES[db.dialect].forUpdate : ''}`,
+  );
   return { head: big(row!.head_sequence), boundary: big(row!.retention_boundary) };
 }
 
@@ -83,7 +85,10 @@ export async function resultBySequence(db: Sql, sequence: bigint): Promise<Row |
 }
 
 /** Matching results of a queue after `after`, up to `upTo`, ascending. */
-export async function matchingResults(db: Sql, args: { queueId: string; types: readonly string[]; after: bigint; upTo: bigint; limit: number; columns?: string }): Promise<Row[]> {
+export async function matchingResults(
+  db: Sql,
+  args: { queueId: string; types: readonly string[]; after: bigint; upTo: bigint; limit: number; columns?: string },
+): Promise<Row[]> {
   const types = args.types.map(() => '?').join(', ');
   return db.all(
     `SELECT ${args.columns ?? RESULT_COLUMNS} FROM results WHERE queue_id = ? AND sequence > ? AND sequence <= ? AND type IN (${types}) ORDER BY sequence LIMIT ${Math.trunc(args.limit)}`,

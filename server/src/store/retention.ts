@@ -38,7 +38,8 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
   const boundary = await db.transaction(async (tx) => {
     const position = await logPosition(tx, true);
     const wanted = beforeSequence - 1n;
-    if (wanted > position.head) throw new OrbitError('INVALID_ARGUMENT', `before-sequence ${beforeSequence} is beyond the committed head ${position.head} + 1`);
+    if (wanted > position.head)
+      throw new OrbitError('INVALID_ARGUMENT', `before-sequence ${beforeSequence} is beyond the committed head ${position.head} + 1`);
     if (wanted <= position.boundary) return position.boundary;
     await tx.run('UPDATE result_head SET retention_boundary = ? WHERE id = 1', [wanted.toString()]);
     return wanted;
@@ -79,7 +80,10 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
 
 /** Locks (in id order) the non-retired subscriptions whose cursor is below `upTo`; true if any. */
 async function lockLaggingSubscriptions(tx: Sql, upTo: bigint): Promise<boolean> {
-  const rows = await tx.all(`SELECT id FROM subscriptions WHERE retired_at IS NULL AND cursor_sequence < ? ORDER BY id${PHRASES[tx.dialect].forUpdate}`, [upTo.toString()]);
+  const rows = await tx.all(
+    `SELECT id FROM subscriptions WHERE retired_at IS NULL AND cursor_sequence < ? ORDER BY id${PHRASES[tx.dialect].forUpdate}`,
+    [upTo.toString()],
+  );
   return rows.length > 0;
 }
 
@@ -88,6 +92,8 @@ async function lockLaggingSubscriptions(tx: Sql, upTo: bigint): Promise<boolean>
  * (`ops/retention-policy.ts` decides). Reads at most `limit` rows through the primary key.
  */
 export async function oldestResults(db: Sql, after: bigint, limit: number): Promise<{ sequence: bigint; occurredAt: number }[]> {
-  const rows = await db.all(`SELECT sequence, occurred_at FROM results WHERE sequence > ? ORDER BY sequence LIMIT ${Math.trunc(limit)}`, [after.toString()]);
+  const rows = await db.all(`SELECT sequence, occurred_at FROM results WHERE sequence > ? ORDER BY sequence LIMIT ${Math.trunc(limit)}`, [
+    after.toString(),
+  ]);
   return rows.map((r) => ({ sequence: big(r.sequence), occurredAt: num(r.occurred_at) }));
 }

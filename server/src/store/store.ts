@@ -31,7 +31,9 @@ export type { Principal, BootstrapInput, BootstrapResult, Receipt, ResultInput }
 
 async function deploymentSecret(db: Database): Promise<string> {
   await db.transaction(async (tx) => {
-    await tx.run(`${PHRASES[tx.dialect].insertIgnore} INTO orbit_meta (name, value) VALUES ('cursor_secret', ?)`, [randomBytes(32).toString('hex')]);
+    await tx.run(`${PHRASES[tx.dialect].insertIgnore} INTO orbit_meta (name, value) VALUES ('cursor_secret', ?)`, [
+      randomBytes(32).toString('hex'),
+    ]);
   });
   const [row] = await db.all("SELECT value FROM orbit_meta WHERE name = 'cursor_secret'");
   return String(row!.value);
@@ -126,7 +128,10 @@ export class Store {
   /** The HTTP seam: one idempotent append, scoped to the credential and queue, committed in a group. */
   async publishResult(principal: Principal, queueId: string, key: string, digest: string, input: ResultInput): Promise<Receipt> {
     await subscriptions.requireQueue(this.db, principal, queueId);
-    const outcome = await this.publishes.submit({ scope: { credentialId: principal.credentialId, scope: `publish:${queueId}`, key, digest }, input });
+    const outcome = await this.publishes.submit({
+      scope: { credentialId: principal.credentialId, scope: `publish:${queueId}`, key, digest },
+      input,
+    });
     if ('error' in outcome) throw outcome.error;
     return outcome.receipt;
   }
@@ -155,11 +160,20 @@ export class Store {
     return subscriptionJson(await subscriptions.ownedSubscription(this.db, principal, id));
   }
 
-  listSubscriptions(principal: Principal, args: { queueId: string; limit: number; cursor?: string }): Promise<Page<Record<string, unknown>>> {
+  listSubscriptions(
+    principal: Principal,
+    args: { queueId: string; limit: number; cursor?: string },
+  ): Promise<Page<Record<string, unknown>>> {
     return subscriptions.listSubscriptions(this.db, this.cursors, principal, args);
   }
 
-  configureSubscription(principal: Principal, id: string, key: string, digest: string, input: subscriptions.ConfigureInput): Promise<Receipt> {
+  configureSubscription(
+    principal: Principal,
+    id: string,
+    key: string,
+    digest: string,
+    input: subscriptions.ConfigureInput,
+  ): Promise<Receipt> {
     return subscriptions.configureSubscription(this.db, principal, id, key, digest, input, Date.now());
   }
 
@@ -205,13 +219,19 @@ export class Store {
   }
 
   /** The subscription's audit trail, newest first. */
-  listHistory(principal: Principal, args: { subscriptionId: string; limit: number; cursor?: string }): Promise<Page<Record<string, unknown>>> {
+  listHistory(
+    principal: Principal,
+    args: { subscriptionId: string; limit: number; cursor?: string },
+  ): Promise<Page<Record<string, unknown>>> {
     return listHistory(this.db, this.cursors, principal, args);
   }
 
   // --- deliveries -----------------------------------------------------------------------------
 
-  listDeliveries(principal: Principal, args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string }): Promise<Page<Record<string, unknown>>> {
+  listDeliveries(
+    principal: Principal,
+    args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string },
+  ): Promise<Page<Record<string, unknown>>> {
     return deliveries.listDeliveries(this.db, this.cursors, principal, args);
   }
 
@@ -219,7 +239,13 @@ export class Store {
     return deliveries.getDelivery(this.db, principal, subscriptionId, deliveryId);
   }
 
-  retryDelivery(principal: Principal, ids: { subscriptionId: string; deliveryId: string }, key: string, digest: string, input: deliveries.RetryInput): Promise<Receipt> {
+  retryDelivery(
+    principal: Principal,
+    ids: { subscriptionId: string; deliveryId: string },
+    key: string,
+    digest: string,
+    input: deliveries.RetryInput,
+  ): Promise<Receipt> {
     return deliveries.retryExpiredDelivery(this.db, principal, ids, key, digest, input, Date.now());
   }
 }

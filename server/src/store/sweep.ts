@@ -38,7 +38,10 @@ async function write(sql: Sql, before: Delivery, after: Delivery): Promise<boole
  * so the sweep never holds more than one row lock and cannot deadlock with a claim; on SQLite (one
  * writer) the batch is one transaction.
  */
-export async function sweepExpiredLeases(db: Database, args: { now: number; policy: RedeliveryPolicy; batch: number }): Promise<SweepReport> {
+export async function sweepExpiredLeases(
+  db: Database,
+  args: { now: number; policy: RedeliveryPolicy; batch: number },
+): Promise<SweepReport> {
   const rows = await db.all(
     `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE state = 'LEASED' AND lease_until <= ? ORDER BY lease_until, id LIMIT ${Math.trunc(args.batch)}`,
     [args.now],

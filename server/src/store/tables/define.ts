@@ -52,11 +52,9 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
       { id: key(), namespace_id: id().notNull(), name: str(128).notNull(), created_at: i64().notNull() },
       (t) => [unique(t.namespace_id, t.name)],
     ),
-    queues: table(
-      'queues',
-      { id: key(), namespace_id: id().notNull(), name: str(128).notNull(), created_at: i64().notNull() },
-      (t) => [unique(t.namespace_id, t.name)],
-    ),
+    queues: table('queues', { id: key(), namespace_id: id().notNull(), name: str(128).notNull(), created_at: i64().notNull() }, (t) => [
+      unique(t.namespace_id, t.name),
+    ]),
     credentials: table(
       'credentials',
       {

@@ -46,7 +46,8 @@ function parseEnvelope(text) {
  */
 export async function apiRequest(method, path, { body, key, signal } = {}) {
   const token = getToken();
-  if (!token) throw new ApiError({ status: 0, code: 'UNAUTHENTICATED', message: 'No token entered yet.', requestId: null, retryable: false });
+  if (!token)
+    throw new ApiError({ status: 0, code: 'UNAUTHENTICATED', message: 'No token entered yet.', requestId: null, retryable: false });
   const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
   if (key !== undefined) headers['idempotency-key'] = key;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -64,22 +65,46 @@ export async function apiRequest(method, path, { body, key, signal } = {}) {
     });
   } catch (error) {
     if (error?.name === 'AbortError') throw error;
-    throw new ApiError({ status: 0, code: 'NETWORK_ERROR', message: 'No answer from the server (the connection failed or was cut).', requestId: null, retryable: true });
+    throw new ApiError({
+      status: 0,
+      code: 'NETWORK_ERROR',
+      message: 'No answer from the server (the connection failed or was cut).',
+      requestId: null,
+      retryable: true,
+    });
   }
   let text;
   try {
     text = await response.text();
   } catch (error) {
     if (error?.name === 'AbortError') throw error;
-    throw new ApiError({ status: response.status, code: 'NETWORK_ERROR', message: 'The answer was cut off before it was complete.', requestId: response.headers.get('x-request-id'), retryable: true });
+    throw new ApiError({
+      status: response.status,
+      code: 'NETWORK_ERROR',
+      message: 'The answer was cut off before it was complete.',
+      requestId: response.headers.get('x-request-id'),
+      retryable: true,
+    });
   }
   const envelope = parseEnvelope(text);
   const requestId = envelope?.request_id ?? response.headers.get('x-request-id');
   if (response.ok && envelope && 'data' in envelope) return { status: response.status, data: envelope.data, text, requestId };
   if (envelope?.error && typeof envelope.error.code === 'string') {
-    throw new ApiError({ status: response.status, code: envelope.error.code, message: String(envelope.error.message ?? ''), requestId, retryable: response.status >= 500 });
+    throw new ApiError({
+      status: response.status,
+      code: envelope.error.code,
+      message: String(envelope.error.message ?? ''),
+      requestId,
+      retryable: response.status >= 500,
+    });
   }
-  throw new ApiError({ status: response.status, code: `HTTP_${response.status}`, message: 'The answer is not an API envelope.', requestId, retryable: response.status >= 500 || response.ok });
+  throw new ApiError({
+    status: response.status,
+    code: `HTTP_${response.status}`,
+    message: 'The answer is not an API envelope.',
+    requestId,
+    retryable: response.status >= 500 || response.ok,
+  });
 }
 
 /** `path?name=value&…` with only the parameters that are set. */
@@ -92,6 +117,13 @@ export function withQuery(path, params) {
 
 /** Path segment for an id typed by a person: only 32 lower-case hex characters pass. */
 export function idSegment(value) {
-  if (!/^[0-9a-f]{32}$/.test(value)) throw new ApiError({ status: 0, code: 'INVALID_ARGUMENT', message: `"${value}" is not an id (32 lower-case hexadecimal characters).`, requestId: null, retryable: false });
+  if (!/^[0-9a-f]{32}$/.test(value))
+    throw new ApiError({
+      status: 0,
+      code: 'INVALID_ARGUMENT',
+      message: `"${value}" is not an id (32 lower-case hexadecimal characters).`,
+      requestId: null,
+      retryable: false,
+    });
   return value;
 }

@@ -20,9 +20,12 @@ export function barChart({ idPrefix, title, description, rows, scaleMax, scaleLa
   const height = rows.length * ROW + 28;
   const titleId = `${idPrefix}-title`;
   const descId = `${idPrefix}-desc`;
-  const svg = s('svg', { class: 'chart', viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', 'aria-labelledby': `${titleId} ${descId}`, id: idPrefix },
+  const svg = s(
+    'svg',
+    { class: 'chart', viewBox: `0 0 ${WIDTH} ${height}`, role: 'img', 'aria-labelledby': `${titleId} ${descId}`, id: idPrefix },
     s('title', { id: titleId }, title),
-    s('desc', { id: descId }, description));
+    s('desc', { id: descId }, description),
+  );
 
   rows.forEach((row, index) => {
     const y = index * ROW + 6;
@@ -42,6 +45,7 @@ export function barChart({ idPrefix, title, description, rows, scaleMax, scaleLa
   svg.append(
     s('line', { x1: LABEL_WIDTH, x2: LABEL_WIDTH + plot, y1: axisY, y2: axisY, class: 'chart-axis' }),
     s('text', { x: LABEL_WIDTH, y: axisY + 18, class: 'chart-tick' }, '0'),
-    s('text', { x: LABEL_WIDTH + plot, y: axisY + 18, class: 'chart-tick', 'text-anchor': 'end' }, scaleLabel ?? String(Math.round(max))));
+    s('text', { x: LABEL_WIDTH + plot, y: axisY + 18, class: 'chart-tick', 'text-anchor': 'end' }, scaleLabel ?? String(Math.round(max))),
+  );
   return svg;
 }

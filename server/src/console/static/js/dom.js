@@ -42,7 +42,13 @@ export function clear(node) {
 
 /** A definition list from `[label, value]` rows; rows whose value is undefined are left out. */
 export function fields(rows, className = 'fields') {
-  return h('dl', { class: className }, rows.filter(([, value]) => value !== undefined).map(([label, value]) => h('div', { class: 'field' }, h('dt', null, label), h('dd', null, value))));
+  return h(
+    'dl',
+    { class: className },
+    rows
+      .filter(([, value]) => value !== undefined)
+      .map(([label, value]) => h('div', { class: 'field' }, h('dt', null, label), h('dd', null, value))),
+  );
 }
 
 /** A UTC timestamp as a <time> element (shown as the API sent it), or a dash. */
@@ -70,9 +76,17 @@ export function pageHeading(text) {
 
 /** Breadcrumb navigation from `[label, href]` pairs; the last one is the current page. */
 export function breadcrumbs(items) {
-  return h('nav', { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' },
-    h('ol', null, items.map(([label, href], index) =>
-      h('li', null, index === items.length - 1 ? h('span', { 'aria-current': 'page' }, label) : h('a', { href }, label)))));
+  return h(
+    'nav',
+    { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' },
+    h(
+      'ol',
+      null,
+      items.map(([label, href], index) =>
+        h('li', null, index === items.length - 1 ? h('span', { 'aria-current': 'page' }, label) : h('a', { href }, label)),
+      ),
+    ),
+  );
 }
 
 export function loading(text = 'Loading…') {

@@ -31,20 +31,42 @@ function forgetToken() {
 
 function renderSession() {
   clear(session);
-  if (getToken()) session.append(h('span', { class: 'session-state' }, 'Token entered'), h('button', { type: 'button', class: 'button button-secondary', onclick: forgetToken }, 'Forget token'));
+  if (getToken())
+    session.append(
+      h('span', { class: 'session-state' }, 'Token entered'),
+      h('button', { type: 'button', class: 'button button-secondary', onclick: forgetToken }, 'Forget token'),
+    );
 }
 
 function renderPending(operations = pendingOperations()) {
   clear(banner);
   if (operations.length === 0) return;
-  banner.append(h('section', { class: 'pending', 'aria-labelledby': 'pending-title' },
-    h('h2', { id: 'pending-title' }, 'Unconfirmed operations'),
-    h('p', null, 'These writes got no definitive answer. Retrying resends the same request with the same Idempotency-Key, so it is applied at most once.'),
-    h('ul', null, operations.map((op) => h('li', null,
-      h('span', null, `${op.label} `, h('code', { class: 'id' }, op.key), ' '),
-      h('button', { type: 'button', class: 'button', onclick: () => retryPending(op) }, 'Retry'),
-      ' ',
-      h('button', { type: 'button', class: 'button button-secondary', onclick: () => discardOperation(op.id) }, 'Discard'))))));
+  banner.append(
+    h(
+      'section',
+      { class: 'pending', 'aria-labelledby': 'pending-title' },
+      h('h2', { id: 'pending-title' }, 'Unconfirmed operations'),
+      h(
+        'p',
+        null,
+        'These writes got no definitive answer. Retrying resends the same request with the same Idempotency-Key, so it is applied at most once.',
+      ),
+      h(
+        'ul',
+        null,
+        operations.map((op) =>
+          h(
+            'li',
+            null,
+            h('span', null, `${op.label} `, h('code', { class: 'id' }, op.key), ' '),
+            h('button', { type: 'button', class: 'button', onclick: () => retryPending(op) }, 'Retry'),
+            ' ',
+            h('button', { type: 'button', class: 'button button-secondary', onclick: () => discardOperation(op.id) }, 'Discard'),
+          ),
+        ),
+      ),
+    ),
+  );
 }
 
 async function retryPending(op) {
@@ -74,13 +96,15 @@ function pick(parts) {
   if (first === 'queues' && parts.length <= 2) return (ctx) => subscriptionsView(ctx, second ?? null);
   if (first === 'subscriptions' && second && parts.length === 2) return (ctx) => subscriptionView(ctx, second);
   if (first === 'subscriptions' && second && third === 'backlog' && parts.length === 3) return (ctx) => backlogView(ctx, second);
-  if (first === 'subscriptions' && second && third === 'deliveries' && fourth && parts.length === 4) return (ctx) => deliveryView(ctx, second, fourth);
+  if (first === 'subscriptions' && second && third === 'deliveries' && fourth && parts.length === 4)
+    return (ctx) => deliveryView(ctx, second, fourth);
   return notFoundView;
 }
 
 function markNav(parts) {
   for (const link of document.querySelectorAll('[data-nav]')) {
-    if (link.dataset.nav === parts[0] || (parts[0] !== 'queues' && link.dataset.nav === 'queues')) link.setAttribute('aria-current', 'page');
+    if (link.dataset.nav === parts[0] || (parts[0] !== 'queues' && link.dataset.nav === 'queues'))
+      link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
 }

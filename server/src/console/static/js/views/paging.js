@@ -33,7 +33,8 @@ export function createPager(load, label = 'Pages') {
     previousButton.disabled = index === 0;
     nextButton.disabled = !next;
     // Keep keyboard focus on a usable control when the pressed button becomes disabled.
-    if (document.activeElement === document.body || document.activeElement?.disabled) (nextButton.disabled ? previousButton : nextButton).focus();
+    if (document.activeElement === document.body || document.activeElement?.disabled)
+      (nextButton.disabled ? previousButton : nextButton).focus();
     return page;
   }
 

@@ -5,26 +5,51 @@ import { setToken } from '../api.js';
 import { h, pageHeading } from '../dom.js';
 
 export function tokenView(ctx) {
-  const input = h('input', { id: 'token', name: 'token', type: 'password', required: true, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off', 'aria-describedby': 'token-help' });
+  const input = h('input', {
+    id: 'token',
+    name: 'token',
+    type: 'password',
+    required: true,
+    autocomplete: 'off',
+    spellcheck: 'false',
+    autocapitalize: 'off',
+    'aria-describedby': 'token-help',
+  });
   const problem = h('p', { class: 'field-error', id: 'token-error', role: 'alert' });
-  const form = h('form', { class: 'card form', novalidate: true, onsubmit: (event) => {
-    event.preventDefault();
-    try {
-      setToken(input.value.trim());
-    } catch (error) {
-      problem.textContent = error.message;
-      input.setAttribute('aria-invalid', 'true');
-      input.focus();
-      return;
-    }
-    input.value = '';
-    ctx.reload('Token saved for this tab.');
-  } },
-  h('div', { class: 'form-row' },
-    h('label', { for: 'token' }, 'API token'),
-    input,
-    h('p', { id: 'token-help', class: 'help' }, 'A bearer token of this server (for example the demo token that ', h('code', null, 'npm start'), ' prints). It needs events:read to look and events:manage to act. It is kept in this tab\'s sessionStorage only and forgotten when the tab closes.')),
-  problem,
-  h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'button' }, 'Use token')));
+  const form = h(
+    'form',
+    {
+      class: 'card form',
+      novalidate: true,
+      onsubmit: (event) => {
+        event.preventDefault();
+        try {
+          setToken(input.value.trim());
+        } catch (error) {
+          problem.textContent = error.message;
+          input.setAttribute('aria-invalid', 'true');
+          input.focus();
+          return;
+        }
+        input.value = '';
+        ctx.reload('Token saved for this tab.');
+      },
+    },
+    h(
+      'div',
+      { class: 'form-row' },
+      h('label', { for: 'token' }, 'API token'),
+      input,
+      h(
+        'p',
+        { id: 'token-help', class: 'help' },
+        'A bearer token of this server (for example the demo token that ',
+        h('code', null, 'npm start'),
+        " prints). It needs events:read to look and events:manage to act. It is kept in this tab's sessionStorage only and forgotten when the tab closes.",
+      ),
+    ),
+    problem,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'button' }, 'Use token')),
+  );
   ctx.main.append(pageHeading('Enter an API token'), form);
 }
