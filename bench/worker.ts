@@ -50,7 +50,7 @@ interface ConsumerGroup {
 }
 
 function openConsumer(url: string, token: string, group: ConsumerGroup): Promise<void> {
-  const ws = new WebSocket(url.replace(/^http/, 'ws') + '/v1/events/connect', 'orbit.events.v1', {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/events/connect`, 'orbit.events.v1', {
     headers: { authorization: `Bearer ${token}` },
     perMessageDeflate: false,
   });

@@ -178,7 +178,7 @@ async function main(): Promise<void> {
     if (c.raw) add(c.label, 'parseStrict raw result', () => parseStrict(text, { raw: RESULT_PATH }), false, true);
     const validate = c.validate;
     const parse = (): unknown => (c.raw ? parseStrict(text, { raw: RESULT_PATH }) : parseStrict(text));
-    if (validate !== undefined && validate(parse())) {
+    if (validate?.(parse())) {
       add(c.label, 'parseStrict + validate', () => {
         const frame = parse();
         if (!validate(frame)) throw new Error(`benchmark frame stopped validating: ${c.label}`);

@@ -453,7 +453,7 @@ async function main(): Promise<void> {
     mkdirSync(new URL('../bench/', import.meta.url), { recursive: true });
     writeFileSync(
       output,
-      JSON.stringify(
+      `${JSON.stringify(
         {
           generated_at: new Date().toISOString(),
           mode: quick ? 'quick' : 'full',
@@ -486,7 +486,7 @@ async function main(): Promise<void> {
         },
         null,
         2,
-      ) + '\n',
+      )}\n`,
     );
   } finally {
     await consumer.stop();

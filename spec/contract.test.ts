@@ -3,7 +3,6 @@
  * forbids, through the committed validators in generated/ (ajv standalone code).
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import Ajv2020 from 'ajv/dist/2020.js';
 import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -97,7 +96,10 @@ describe('the spec files', () => {
   it('every $def has a description and every object schema is closed (except free-form details)', () => {
     const open: string[] = [];
     const walk = (node: unknown, path: string): void => {
-      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${path}/${i}`));
+      if (Array.isArray(node)) {
+        for (const [i, item] of node.entries()) walk(item, `${path}/${i}`);
+        return;
+      }
       if (typeof node !== 'object' || node === null) return;
       const schema = node as JsonObject;
       if (schema.type === 'object' && schema.additionalProperties !== false && !path.endsWith('/details')) open.push(path);
@@ -305,6 +307,7 @@ describe('forbidden frame shapes are rejected', () => {
     expectValid('ResultEvent', withAt(event, ['type'], 'task.requeued'));
     expectValid('ResultEvent', withAt(event, ['snapshot', 'state'], 'QUEUED'));
     expectValid('ResultEvent', withAt(event, ['details'], { anything: { nested: [1, 'x', null] } }));
+    // biome-ignore lint/correctness/noPrecisionLoss: any JSON value is accepted, including a number a double cannot hold
     for (const result of [null, 0, 'text', [1, 2], { big: 12345678901234567890 }, false]) {
       expectValid('ResultEvent', withAt(event, ['snapshot', 'result'], result));
     }

@@ -64,7 +64,7 @@ export function renderTable(rows: readonly Row[], bars: readonly Bar[]): string 
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(' | ')} |`;
   return [
     line(header),
-    `|${widths.map((w, i) => (i === 2 ? '-'.repeat(w + 1) + ':' : '-'.repeat(w + 2))).join('|')}|`,
+    `|${widths.map((w, i) => (i === 2 ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`,
     ...body.map(line),
   ].join('\n');
 }

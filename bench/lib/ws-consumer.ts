@@ -29,7 +29,7 @@ export class WsConsumer {
     capacity: number,
     options: { onDeliver?: (frame: any, receivedAt: number) => void; autoAck?: boolean } = {},
   ): Promise<WsConsumer> {
-    const ws = new WebSocket(baseUrl.replace(/^http/, 'ws') + '/v1/events/connect', 'orbit.events.v1', {
+    const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/events/connect`, 'orbit.events.v1', {
       headers: { authorization: `Bearer ${token}` },
       perMessageDeflate: false,
     });

@@ -169,7 +169,10 @@ export class EventConsumer<Tx = unknown> {
   /** Subscribes to one kind of consumer event; returns the unsubscribe function. */
   on<K extends ConsumerEventType>(type: K, listener: (event: Extract<ConsumerEvent, { type: K }>) => void): () => void {
     let set = this.#listeners.get(type);
-    if (!set) this.#listeners.set(type, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(type, set);
+    }
     const wrapped = listener as (event: ConsumerEvent) => void;
     set.add(wrapped);
     return () => set.delete(wrapped);
@@ -364,7 +367,7 @@ export class EventConsumer<Tx = unknown> {
   async #ack(proof: PendingAck, replayed: boolean): Promise<void> {
     const conn = this.#conn;
     // No connection: the proof stays stored and is re-reported on the next one.
-    if (!conn || !conn.isOpen) return;
+    if (!conn?.isOpen) return;
     const key = `${conn.sessionId}:${proof.delivery_id}:${proof.epoch}`;
     if (this.#acking.has(key)) return;
     this.#acking.add(key);

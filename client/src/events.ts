@@ -21,7 +21,7 @@ import {
   type ServerFrame,
   type WelcomeFrame,
 } from '@orbit/generated';
-import { ERROR_TABLE, OrbitError, isErrorCode } from '@orbit/spec/errors';
+import { ERROR_TABLE, type OrbitError, isErrorCode } from '@orbit/spec/errors';
 import { ConnectionClosedError, OrbitTransportError, invalidArgument, serverError } from './errors.ts';
 import { eventRawPaths, isId, readDocument, type ResultEvent } from './wire.ts';
 

@@ -26,7 +26,7 @@ import {
   type EventConsumerOptions,
   type Inbox,
 } from '../src/index.ts';
-import { id, key, name, Proxy, setup, type Setup } from './support.ts';
+import { id, key, name, CuttingProxy, setup, type Setup } from './support.ts';
 
 const LEASE_MS = 1500;
 
@@ -131,7 +131,7 @@ describe.each(STORES)('event consumer on %s', (kind) => {
   });
 
   it('MUST NOT run a handler twice when the connection is cut mid-stream, even with an ACK in flight; stored proofs are re-reported', async () => {
-    const proxy = await Proxy.start(env.server.url);
+    const proxy = await CuttingProxy.start(env.server.url);
     cleanup.push(() => proxy.close());
     const sub = await subscription();
     const inbox = sqliteInbox();
@@ -254,7 +254,7 @@ describe.each(STORES)('event consumer across a server restart on %s', (kind) => 
     const database = await freshDatabase(kind);
     const env = { ORBIT_LEASE_DURATION_MS: String(LEASE_MS), ORBIT_POLL_INTERVAL_MS: '50' };
     let server = await startTestServer(kind, env, database);
-    const proxy = await Proxy.start(server.url);
+    const proxy = await CuttingProxy.start(server.url);
     const dir = mkdtempSync(join(tmpdir(), 'orbit-restart-'));
     const inbox = new SqliteInbox({ path: join(dir, 'inbox.db') });
     let consumer: EventConsumer<Database.Database> | undefined;

@@ -120,7 +120,7 @@ describe.each(STORES)('event connection on %s', (kind) => {
     for (const proof of [
       { delivery_id: 'x', epoch: '1', lease_secret: 'A'.repeat(43) },
       { delivery_id: id(), epoch: '01', lease_secret: 'A'.repeat(43) },
-      { delivery_id: id(), epoch: '1', lease_secret: 'A'.repeat(42) + 'B' },
+      { delivery_id: id(), epoch: '1', lease_secret: `${'A'.repeat(42)}B` },
     ]) {
       expect(() => conn.ack(proof)).toThrow(OrbitError);
     }

@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES } from '../../server/test/harness.ts';
-import { connectEvents, MAX_FRAME_BYTES, OrbitError, RawJson } from '../src/index.ts';
+import { connectEvents, MAX_FRAME_BYTES, type OrbitError, RawJson } from '../src/index.ts';
 import { id, key, name, setup, type Setup } from './support.ts';
 
 describe.each(STORES)('server contract checks found by the SDK on %s', (kind) => {

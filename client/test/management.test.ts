@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES } from '../../server/test/harness.ts';
 import { createClient, OrbitError, OrbitTransportError, RawJson, toBigInt, type OrbitClient } from '../src/index.ts';
-import { id, key, name, Proxy, setup, type Setup } from './support.ts';
+import { id, key, name, CuttingProxy, setup, type Setup } from './support.ts';
 
 async function failure(promise: Promise<unknown>): Promise<OrbitError> {
   const error = await promise.then(
@@ -181,7 +181,7 @@ describe.each(STORES)('management client on %s', (kind) => {
   });
 
   it('MUST retry a request whose answer was lost with the same Idempotency-Key: the server deduplicates', async () => {
-    const proxy = await Proxy.start(env.server.url);
+    const proxy = await CuttingProxy.start(env.server.url);
     try {
       const viaProxy = createClient({ baseUrl: proxy.url, token: env.token, retry: { initialDelayMs: 10, maxDelayMs: 50 } });
       proxy.swallowNextResponse();
@@ -210,7 +210,7 @@ describe.each(STORES)('management client on %s', (kind) => {
   });
 
   it('MUST report a server that is not there as a retryable transport failure after the bounded retries', async () => {
-    const proxy = await Proxy.start(env.server.url);
+    const proxy = await CuttingProxy.start(env.server.url);
     const url = proxy.url;
     await proxy.close(); // nothing listens there any more
     const down = createClient({ baseUrl: url, token: env.token, retry: { maxAttempts: 3, initialDelayMs: 5, maxDelayMs: 10 } });

@@ -42,7 +42,7 @@ export function name(): string {
  * `swallowNextResponse()` lets requests reach the server, then cuts the connection on which the
  * server next starts answering, so the client never sees that answer.
  */
-export class Proxy {
+export class CuttingProxy {
   readonly url: string;
   connections = 0;
   readonly #server: net.Server;
@@ -62,8 +62,8 @@ export class Proxy {
     this.#target = { hostname, port: Number(port) };
   }
 
-  static async start(target: string): Promise<Proxy> {
-    let proxy!: Proxy;
+  static async start(target: string): Promise<CuttingProxy> {
+    let proxy!: CuttingProxy;
     const server = net.createServer((client) => {
       proxy.connections++;
       const upstream = net.connect(proxy.#target.port, proxy.#target.hostname);
@@ -87,7 +87,7 @@ export class Proxy {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address() as net.AddressInfo;
-    proxy = new Proxy(server, `http://127.0.0.1:${address.port}`);
+    proxy = new CuttingProxy(server, `http://127.0.0.1:${address.port}`);
     proxy.retarget(target);
     return proxy;
   }

@@ -20,7 +20,7 @@ export function catalogueEntries(cases: readonly ConformanceCase[]): CatalogueEn
 }
 
 export function renderCatalogueJson(cases: readonly ConformanceCase[]): string {
-  return JSON.stringify(catalogueEntries(cases), null, 2) + '\n';
+  return `${JSON.stringify(catalogueEntries(cases), null, 2)}\n`;
 }
 
 function cell(text: string): string {
@@ -57,5 +57,5 @@ export function renderCatalogueMarkdown(cases: readonly ConformanceCase[]): stri
       );
     }
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

@@ -32,23 +32,27 @@ function integer(value: string | undefined, name: string): number | undefined {
   return Number(value);
 }
 
+function parseCli(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string' },
+      seed: { type: 'string' },
+      'num-runs': { type: 'string' },
+      'known-failing': { type: 'string' },
+      'report-dir': { type: 'string' },
+      only: { type: 'string', multiple: true },
+      list: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+  }).values;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  let values;
+  let values: ReturnType<typeof parseCli>;
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        config: { type: 'string' },
-        seed: { type: 'string' },
-        'num-runs': { type: 'string' },
-        'known-failing': { type: 'string' },
-        'report-dir': { type: 'string' },
-        only: { type: 'string', multiple: true },
-        list: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-      strict: true,
-    }));
+    values = parseCli(argv);
   } catch (error) {
     console.error(`orbit-conformance: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
@@ -70,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`orbit-conformance: --config is required\n\n${USAGE}`);
     return 2;
   }
-  let target;
+  let target: Awaited<ReturnType<typeof prepareTarget>> | undefined;
   try {
     const config = loadConfig(values.config);
     const knownFailing = values['known-failing'] ? loadKnownFailing(values['known-failing']) : [];
@@ -101,7 +105,7 @@ export async function main(argv: string[]): Promise<number> {
       const paths = writeReports(report, values['report-dir']);
       console.log(`\nreports: ${Object.values(paths).join(', ')}`);
     }
-    process.stdout.write('\n' + renderOutcome(report));
+    process.stdout.write(`\n${renderOutcome(report)}`);
     return report.ok ? 0 : 1;
   } catch (error) {
     if (error instanceof ConfigError || error instanceof KnownFailingError || error instanceof SetupError) {

@@ -12,7 +12,7 @@ import { ERROR_TABLE, type ErrorCode } from '@orbit/spec/errors';
 import { CheckFailure, SkipSignal, type ConformanceCase } from './case.ts';
 import type { Role, SuiteConfig, Timing } from './config.ts';
 import { EvidenceLog } from './evidence.ts';
-import { HttpResponse, sendHttp } from './http.ts';
+import { type HttpResponse, sendHttp } from './http.ts';
 import { publishResult, randomId, type PublishedEvent, type PublishInput } from './publisher.ts';
 import { runCommand, substitute } from './shell.ts';
 import { EventConnection, type OpenOptions, type ServerFrame, type UpgradeOutcome } from './ws.ts';

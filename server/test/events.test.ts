@@ -374,7 +374,7 @@ describe.each(STORES)('events on %s', (kind) => {
       await s.hello(sub.id, 1);
       await publish(server, token, queueId);
       const deliver = await s.deliver();
-      const wrong = await s.ack(deliver, { lease_secret: 'B'.repeat(42) + 'A' });
+      const wrong = await s.ack(deliver, { lease_secret: `${'B'.repeat(42)}A` });
       expect(wrong.error!.code).toBe('DELIVERY_LEASE_LOST');
       expect((await s.ack(deliver)).type).toBe('ack');
     });

@@ -148,7 +148,10 @@ describe.each(STORES)('migrations on %s', (kind) => {
           : await store.db.all(
               "SELECT m.name AS t, p.name AS c FROM sqlite_master m, pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> 'orbit_migrations' ORDER BY m.name, p.cid",
             );
-      for (const row of rows) (columns[String(row.t)] ??= []).push(String(row.c));
+      for (const row of rows) {
+        columns[String(row.t)] ??= [];
+        columns[String(row.t)]!.push(String(row.c));
+      }
       expect(columns).toEqual(declared(kind));
       const head = await store.db.all('SELECT id, head_sequence, retention_boundary FROM result_head');
       expect(head.map((r) => [Number(r.id), Number(r.head_sequence), Number(r.retention_boundary)])).toEqual([[1, 0, 0]]);

@@ -115,6 +115,7 @@ describe.each(STORES)('TLS on %s', (kind) => {
     const published = await https(server.url, ca, 'POST', `/v1/queues/${queue}/results`, {
       token: boot.token,
       key: 'tls-pub',
+      // biome-ignore lint/correctness/noPrecisionLoss: the literal is the point: JSON.stringify writes its double
       body: { type: 'task.succeeded', task_id: TASK, task_revision: '1', result: 12345678901234567890123 },
     });
     expect(published.status).toBe(201);
@@ -142,7 +143,7 @@ describe.each(STORES)('TLS on %s', (kind) => {
 
   it('MUST refuse clients that do not trust the certificate, and plain HTTP on the TLS port', async () => {
     await expect(https(server.url, undefined, 'GET', '/healthz')).rejects.toThrow(/self[- ]signed|certificate/i);
-    await expect(fetch(server.url.replace(/^https/, 'http') + '/healthz')).rejects.toThrow();
+    await expect(fetch(`${server.url.replace(/^https/, 'http')}/healthz`)).rejects.toThrow();
   });
 });
 

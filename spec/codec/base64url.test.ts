@@ -41,7 +41,7 @@ describe('base64url: examples', () => {
   it('rejects padding', () => {
     expectRejected('Zg==');
     expectRejected('Zm8=');
-    expectRejected('A'.repeat(43) + '=', 32);
+    expectRejected(`${'A'.repeat(43)}=`, 32);
   });
   it('rejects the standard alphabet characters "+" and "/"', () => {
     expectRejected('+_8');
@@ -62,7 +62,7 @@ describe('base64url: examples', () => {
   it('rejects non-zero unused trailing bits', () => {
     expectRejected('Zh'); // "f" is Zg
     expectRejected('Zm9'); // "fo" is Zm8
-    expectRejected('A'.repeat(42) + 'B', 32);
+    expectRejected(`${'A'.repeat(42)}B`, 32);
   });
   it('rejects a length that does not match the expected byte count', () => {
     expectRejected('A'.repeat(42), 32);

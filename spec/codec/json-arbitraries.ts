@@ -52,7 +52,7 @@ export function nodeFromValue(value: unknown): JsonNode {
 
 function hex4(unit: number, upper: boolean): string {
   const digits = unit.toString(16).padStart(4, '0');
-  return '\\u' + (upper ? digits.toUpperCase() : digits);
+  return `\\u${upper ? digits.toUpperCase() : digits}`;
 }
 
 /** Writes `key` as a JSON string, with the code unit at `escapeAt` as a `\uXXXX` escape. */
@@ -65,21 +65,21 @@ export function renderKey(key: string, escapeAt: number | undefined, upperHex: b
     // One code unit at a time: each half of a surrogate pair comes out as its own escape.
     out += i === at ? hex4(unit, upperHex) : JSON.stringify(key[i]).slice(1, -1);
   }
-  return out + '"';
+  return `${out}"`;
 }
 
 /** Writes `node` following `layout`. */
 export function render(node: JsonNode, layout: Layout): Rendered {
   let text = '';
   let space = 0;
-  let escape = 0;
+  let escapeIndex = 0;
   const marks: number[] = [];
   const ws = (): void => {
     if (layout.spaces.length > 0) text += layout.spaces[space++ % layout.spaces.length];
   };
   const nextEscape = (): number | undefined => {
     if (layout.escapes.length === 0) return undefined;
-    const n = layout.escapes[escape++ % layout.escapes.length] as number;
+    const n = layout.escapes[escapeIndex++ % layout.escapes.length] as number;
     return n % 3 === 0 ? n / 3 : undefined;
   };
   const write = (n: JsonNode): void => {
@@ -164,7 +164,7 @@ export const layoutArb: fc.Arbitrary<Layout> = fc.record({
 
 /** JSON Pointer of a location given as its segments. */
 export function pointer(segments: ReadonlyArray<string | number>): string {
-  return segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  return segments.map((s) => `/${String(s).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
 
 /** Every object of `node` in document order, with its JSON Pointer segments. */

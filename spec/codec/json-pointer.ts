@@ -14,7 +14,7 @@ export function escapePointerToken(token: string | number): string {
 /** Formats the first `count` segments as a JSON Pointer (`''` is the whole document). */
 export function formatPointer(segments: ReadonlyArray<string | number>, count = segments.length): string {
   let out = '';
-  for (let i = 0; i < count; i++) out += '/' + escapePointerToken(segments[i] as string | number);
+  for (let i = 0; i < count; i++) out += `/${escapePointerToken(segments[i] as string | number)}`;
   return out;
 }
 

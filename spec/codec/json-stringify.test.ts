@@ -88,7 +88,7 @@ describe('stringify with RawJson', () => {
   });
   it('is not fooled by strings that look like its placeholders', () => {
     const lookalike = '\u0000orbit.codec.raw.';
-    const value = { s: lookalike, t: `"${lookalike}0"`, r: big, u: [lookalike + '0'] };
+    const value = { s: lookalike, t: `"${lookalike}0"`, r: big, u: [`${lookalike}0`] };
     expect(stringify(value)).toBe(JSON.stringify({ ...value, r: 0 }).replace('"r":0', '"r":123456789012345678901234567890'));
   });
   it('detects cycles that go through a RawJson-holding container', () => {

@@ -173,7 +173,7 @@ function serialize(holderKey: string, input: unknown, ancestors: object[]): stri
     for (const key of Object.keys(record)) {
       const member = serialize(key, record[key], ancestors);
       if (member === undefined) continue;
-      out += (first ? '' : ',') + JSON.stringify(key) + ':' + member;
+      out += `${(first ? '' : ',') + JSON.stringify(key)}:${member}`;
       first = false;
     }
     out += '}';

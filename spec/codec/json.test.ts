@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StrictJsonError } from './errors.ts';
-import { RawJson, isRawJson, parseStrict, stringify } from './json.ts';
+import { type RawJson, isRawJson, parseStrict, stringify } from './json.ts';
 
 /** The error `parseStrict` throws for `text`, failing the test when it throws none. */
 function errorOf(text: string, options?: Parameters<typeof parseStrict>[1]): StrictJsonError {
@@ -264,7 +264,7 @@ describe('parseStrict: nesting depth', () => {
   });
   it('rejects very deep input without overflowing the stack', () => {
     expect(errorOf(nested(200_000)).reason).toBe('depth');
-    expect(errorOf('{"a":'.repeat(100_000) + '1' + '}'.repeat(100_000)).reason).toBe('depth');
+    expect(errorOf(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`).reason).toBe('depth');
   });
   it('reports a too-deep container before a later duplicate and after an earlier one', () => {
     expect(errorOf('[[[1]],{"a":1,"a":2}]', { maxDepth: 2 }).reason).toBe('depth');

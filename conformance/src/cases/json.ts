@@ -209,7 +209,7 @@ export const jsonCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'JSON bodies are at most 512 KiB' },
     async run(ctx) {
       const text = createText(ctx);
-      const body = text.slice(0, -1) + ' '.repeat(MAX_BODY + 1 - text.length) + '}';
+      const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY + 1 - text.length)}}`;
       ctx.check(Buffer.byteLength(body) === MAX_BODY + 1, 'internal: body size');
       ctx.expectError(await postCreate(ctx, body), 'INVALID_ARGUMENT', 'create with a 524289-byte body');
     },
@@ -222,7 +222,7 @@ export const jsonCases: ConformanceCase[] = [
     clause: { section: '§1', text: 'JSON bodies are at most 512 KiB' },
     async run(ctx) {
       const text = createText(ctx);
-      const body = text.slice(0, -1) + ' '.repeat(MAX_BODY - text.length) + '}';
+      const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY - text.length)}}`;
       ctx.expectData(await postCreate(ctx, body), 201, 'create with a 524288-byte body (whitespace padding)', 'validateSubscriptionResult');
     },
   }),
@@ -354,7 +354,7 @@ export const jsonCases: ConformanceCase[] = [
     async run(ctx) {
       const sub = await ctx.createSubscription();
       const token = fc.oneof(
-        fc.integer({ min: 1, max: 6 }).map((k) => JSON.stringify('0'.repeat(k) + '1')),
+        fc.integer({ min: 1, max: 6 }).map((k) => JSON.stringify(`${'0'.repeat(k)}1`)),
         fc
           .constantFrom('+1', '-1', '1.0', '1.', '.1', '1e0', '1E0', ' 1', '1 ', '0x1', '\uff11', '', '1_0', '-0', '+0', '00', '1\u0000')
           .map((s) => JSON.stringify(s)),

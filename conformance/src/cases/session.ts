@@ -18,7 +18,7 @@ const MAX_FRAME = 512 * 1024;
 function paddedPing(sessionId: string, size: number): { text: string; id: string } {
   const id = newMessageId();
   const text = `{"protocol_version":"1","type":"events.ping","message_id":"${id}","session_id":"${sessionId}","body":{}}`;
-  return { text: text.slice(0, -1) + ' '.repeat(size - text.length) + '}', id };
+  return { text: `${text.slice(0, -1) + ' '.repeat(size - text.length)}}`, id };
 }
 
 /** Opens a connection, sends one raw hello text, and expects no welcome and a refusal. */

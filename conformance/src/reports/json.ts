@@ -6,5 +6,5 @@
 import type { RunReport } from '../runner.ts';
 
 export function renderJson(report: RunReport): string {
-  return JSON.stringify(report, null, 2) + '\n';
+  return `${JSON.stringify(report, null, 2)}\n`;
 }

@@ -8,12 +8,9 @@ import { evidenceTail } from './summary.ts';
 
 export function escapeXml(text: string): string {
   // XML 1.0 cannot carry most control characters, even escaped.
-  return text
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly the characters XML 1.0 cannot carry
+  const printable = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, '\ufffd');
+  return printable.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 export function renderJunit(report: RunReport): string {
@@ -50,5 +47,5 @@ export function renderJunit(report: RunReport): string {
     out.push('  </testsuite>');
   }
   out.push('</testsuites>');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

@@ -51,6 +51,8 @@ export function evidenceTail(evidence: readonly Evidence[], count = 6): string {
           return `${e.at} ms  publish ${e.request.slice(0, 120)} -> ${(e.response ?? e.error ?? '').slice(0, 120)}`;
         case 'note':
           return `${e.at} ms  note: ${e.text.slice(0, 200)}`;
+        default:
+          return '';
       }
     })
     .join('\n');
@@ -102,10 +104,10 @@ export function renderOutcome(report: RunReport): string {
     lines.push(`${knownFailing} known failing (expected), ${stale} stale known-failing entr${stale === 1 ? 'y' : 'ies'}`);
   lines.push(`${report.ok ? 'OK' : 'NOT OK'}: ${report.counts.unexpected} unexpected, ${(report.durationMs / 1000).toFixed(1)} s`);
   lines.push(tallyLine(report));
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** The whole human summary; its last line is exactly `N passed, N failed[, N skipped]`. */
 export function renderSummary(report: RunReport): string {
-  return renderCaseLines(report).join('\n') + '\n\n' + renderOutcome(report);
+  return `${renderCaseLines(report).join('\n')}\n\n${renderOutcome(report)}`;
 }

@@ -53,9 +53,15 @@ export class ClaimPool {
 
   add(claimant: Claimant): void {
     let subs = this.claimants.get(claimant.applicationId);
-    if (!subs) this.claimants.set(claimant.applicationId, (subs = new Map()));
+    if (!subs) {
+      subs = new Map();
+      this.claimants.set(claimant.applicationId, subs);
+    }
     let set = subs.get(claimant.subscriptionId);
-    if (!set) subs.set(claimant.subscriptionId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      subs.set(claimant.subscriptionId, set);
+    }
     set.add(claimant);
     this.markDirty(claimant.subscriptionId);
   }

@@ -75,7 +75,7 @@ export class Session implements Claimant {
     const free = sessions.map((s) => s.free());
     const max = free.reduce((a, b) => a + b, 0);
     if (max <= 0 || !sessions.includes(this)) return false;
-    let outcome;
+    let outcome: ClaimOutcome;
     try {
       outcome = await this.deps.store.claim({
         subscriptionId: this.subscriptionId,

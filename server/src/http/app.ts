@@ -178,15 +178,13 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
       );
       let state: Readiness;
       try {
-        const check = options
-          .readiness()
-          .catch(
-            (error: unknown): Readiness => ({
-              ready: false,
-              reason: 'the database is unreachable',
-              detail: String((error as Error)?.message ?? error),
-            }),
-          );
+        const check = options.readiness().catch(
+          (error: unknown): Readiness => ({
+            ready: false,
+            reason: 'the database is unreachable',
+            detail: String((error as Error)?.message ?? error),
+          }),
+        );
         state = await Promise.race([check, timeout]);
       } finally {
         clearTimeout(timer);

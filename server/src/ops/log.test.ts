@@ -53,7 +53,7 @@ describe('logger', () => {
   it('formats readable lines for orbit dev', () => {
     const { log, lines } = capture({ format: 'pretty' });
     log('warn', 'write timed out; closing', { session_id: 'b'.repeat(32), detail: 'two words' });
-    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN  write timed out; closing session_id=b{32} detail="two words"\n$/);
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}write timed out; closing session_id=b{32} detail="two words"\n$/);
     expect(prettyLine('not json')).toBe('not json');
   });
 });

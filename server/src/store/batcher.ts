@@ -39,7 +39,7 @@ export class Batcher<Request, Result> {
       const group = this.queue.splice(0, this.groupSize());
       try {
         const results = await this.commit(group.map((g) => g.request));
-        group.forEach((g, i) => g.resolve(results[i]!));
+        for (const [i, g] of group.entries()) g.resolve(results[i]!);
       } catch (error) {
         for (const g of group) g.reject(error);
       }

@@ -232,18 +232,16 @@ async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigi
     candidates: rows.map((r) => big(r.sequence)),
     limit,
   });
-  const created = rows
-    .slice(0, plan.take)
-    .map((r) =>
-      newDelivery({
-        id: newId(),
-        subscriptionId: subscription.id,
-        sequence: big(r.sequence),
-        eventId: String(r.id),
-        attemptBudget: subscription.maxAttempts,
-        now,
-      }),
-    );
+  const created = rows.slice(0, plan.take).map((r) =>
+    newDelivery({
+      id: newId(),
+      subscriptionId: subscription.id,
+      sequence: big(r.sequence),
+      eventId: String(r.id),
+      attemptBudget: subscription.maxAttempts,
+      now,
+    }),
+  );
   if (created.length > 0) {
     const placeholders = created.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
     const params = created.flatMap((d) => [

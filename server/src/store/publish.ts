@@ -68,7 +68,10 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
     const fresh: number[] = [];
     group.forEach((request, i) => {
       const record = stored.get(identity(request.scope));
-      if (!record) return fresh.push(i);
+      if (!record) {
+        fresh.push(i);
+        return;
+      }
       try {
         outcomes[i] = { receipt: replayOf(record, request.scope.digest) };
       } catch (error) {
