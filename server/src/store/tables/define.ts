@@ -65,8 +65,11 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
         permissions: str(1024).notNull(),
         created_at: i64().notNull(),
         revoked_at: i64(),
+        // A rotation keeps the replaced token valid until this time (the grace period).
+        previous_token_digest: str(64),
+        previous_token_expires_at: i64(),
       },
-      (t) => [unique(t.token_digest)],
+      (t) => [unique(t.token_digest), unique(t.previous_token_digest)],
     ),
     credential_queues: table('credential_queues', { credential_id: id().notNull(), queue_id: id().notNull() }, (t) => [
       d.primaryKey({ columns: [t.credential_id, t.queue_id] }),
@@ -166,8 +169,36 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
         status: int().notNull(),
         response: text().notNull(),
         created_at: i64().notNull(),
+        // The result a publish receipt embeds: retention scrubs the receipt with the result.
+        sequence: u64(),
       },
-      (t) => [d.primaryKey({ columns: [t.credential_id, t.scope, t.idem_key] })],
+      (t) => [
+        d.primaryKey({ columns: [t.credential_id, t.scope, t.idem_key] }),
+        index('idempotency_by_age', t.created_at),
+        index('idempotency_by_sequence', t.sequence),
+      ],
+    ),
+    // The Orbit processes serving this database; a node renews `last_seen_at` while it runs, and
+    // one that stops renewing is gone (its sessions with it).
+    nodes: table(
+      'nodes',
+      { id: key(), description: str(255).notNull(), started_at: i64().notNull(), last_seen_at: i64().notNull() },
+      (t) => [index('nodes_by_last_seen', t.last_seen_at)],
+    ),
+    // Live event connections: which node serves them, for which subscription, with what capacity.
+    // Claims enforce capacity from here and from the leases that name the session.
+    sessions: table(
+      'sessions',
+      {
+        id: key(),
+        node_id: id().notNull(),
+        subscription_id: id().notNull(),
+        credential_id: id().notNull(),
+        capacity: int().notNull(),
+        connected_at: i64().notNull(),
+        last_seen_at: i64().notNull(),
+      },
+      (t) => [index('sessions_by_subscription', t.subscription_id), index('sessions_by_node', t.node_id)],
     ),
     audit_log: table(
       'audit_log',

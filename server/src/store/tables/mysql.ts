@@ -32,6 +32,8 @@ export const {
   deliveries,
   idempotency_records,
   audit_log,
+  nodes,
+  sessions,
 } = defineTables<ReturnType<typeof column>, MySqlColumn, MySqlTableExtraConfigValue, MySqlTable>({
   table: mysqlTable,
   index,
