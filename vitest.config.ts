@@ -2,6 +2,11 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects: fast unit and property tests (pure code, no sockets), then the suites that start
 // real servers on both stores. `npm test` runs both; `npx vitest run --project unit` runs the first.
+// A third, the Galera cluster suite, exists only with ORBIT_GALERA=1 (`npm run test:galera`, which
+// `.ci/run` runs after `npm test`): it boots three mariadbd on fixed loopback ports, so two runs on
+// one machine at once would collide.
+const galera = process.env.ORBIT_GALERA === '1';
+
 export default defineConfig({
   test: {
     reporters: ['default', './scripts/summary-reporter.ts'],
@@ -20,12 +25,29 @@ export default defineConfig({
           name: 'integration',
           sequence: { groupOrder: 1 },
           include: ['{server,client,conformance}/test/**/*.test.ts'],
+          exclude: ['server/test/galera/**', '**/node_modules/**'],
           testTimeout: 120_000,
           hookTimeout: 60_000,
           // Real servers and databases: two cores, so at most two files at once.
           maxWorkers: 2,
         },
       },
+      ...(galera
+        ? [
+            {
+              test: {
+                name: 'galera',
+                sequence: { groupOrder: 2 },
+                include: ['server/test/galera/**/*.test.ts'],
+                globalSetup: ['server/test/galera/setup.ts'],
+                testTimeout: 240_000,
+                hookTimeout: 120_000,
+                // One cluster: the files take turns (a node crash must not hit another file's test).
+                maxWorkers: 1,
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

@@ -3,12 +3,18 @@
  * Applies the drizzle-kit migrations (`migrations.ts`) that a database has not recorded in
  * `orbit_migrations`, and adopts databases created by the hand-written migrations before drizzle.
  * Safe to run from several nodes at once: MySQL serializes runners with a named lock, SQLite runs
- * them in one write transaction.
+ * them in one write transaction. A named lock holds only on the Galera node that granted it, so on
+ * Galera runners take a lock row instead (`orbit_migration_lock`, see `withLockRow`).
  */
+import { newId } from '../crypto.ts';
 import { migrationsFor, pendingMigrations } from './migrations.ts';
-import type { Database, Sql } from './sql.ts';
+import { isUniqueViolation, num, type Database, type Sql } from './sql.ts';
 
 const LOCK_NAME = 'orbit_migrations';
+/** How long a runner waits for another one to finish. */
+const LOCK_WAIT_MS = 60_000;
+/** A lock row not renewed for this long belongs to a runner that died: the next one takes it over. */
+const LOCK_ROW_TTL_MS = 30_000;
 
 /**
  * What the runner before drizzle recorded (versions 1–3), and the drizzle migrations that build the
@@ -57,6 +63,13 @@ async function record(db: Sql, row: Recorded): Promise<void> {
 }
 
 export async function migrate(db: Database): Promise<MigrationReport> {
+  if (db.galera)
+    return withLockRow(db, () =>
+      db.transaction(async (tx) => {
+        await tx.run('SET SESSION default_storage_engine = InnoDB');
+        return applyPending(tx);
+      }),
+    );
   if (db.dialect === 'mysql') {
     // DDL commits implicitly in MySQL, so a named lock (not a transaction) keeps runners apart.
     return db.transaction(async (tx) => {
@@ -72,6 +85,65 @@ export async function migrate(db: Database): Promise<MigrationReport> {
     });
   }
   return db.transaction((tx) => applyPending(tx));
+}
+
+/**
+ * Runs `fn` while holding the lock row. Taking it is a transaction that inserts the row, or takes
+ * over one whose holder stopped renewing it; either way the decision rests on a row the transaction
+ * changes, so when two nodes decide at once Galera's certification lets one commit and aborts the
+ * other (which retries and finds the row taken). The holder renews the row while `fn` runs and
+ * deletes it at the end; a runner killed meanwhile leaves a row that expires after LOCK_ROW_TTL_MS.
+ * DDL on Galera runs in total order on every node (TOI), so the migrations themselves need nothing else.
+ */
+async function withLockRow<T>(db: Database, fn: () => Promise<T>): Promise<T> {
+  await db.run(
+    'CREATE TABLE IF NOT EXISTS orbit_migration_lock (name VARCHAR(64) NOT NULL PRIMARY KEY, holder CHAR(32) NOT NULL, expires_at BIGINT NOT NULL) ENGINE = InnoDB',
+  );
+  const holder = newId();
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    const taken = await db
+      .transaction(async (tx) => {
+        const now = Date.now();
+        const [row] = await tx.all('SELECT expires_at FROM orbit_migration_lock WHERE name = ? FOR UPDATE', [LOCK_NAME]);
+        if (!row) {
+          await tx.run('INSERT INTO orbit_migration_lock (name, holder, expires_at) VALUES (?, ?, ?)', [
+            LOCK_NAME,
+            holder,
+            now + LOCK_ROW_TTL_MS,
+          ]);
+          return true;
+        }
+        if (num(row.expires_at) > now) return false;
+        await tx.run('UPDATE orbit_migration_lock SET holder = ?, expires_at = ? WHERE name = ?', [
+          holder,
+          now + LOCK_ROW_TTL_MS,
+          LOCK_NAME,
+        ]);
+        return true;
+      })
+      // Another node's row arrived between our read and our insert: it holds the lock.
+      .catch((error: unknown) => {
+        if (isUniqueViolation(error)) return false;
+        throw error;
+      });
+    if (taken) break;
+    if (Date.now() > deadline) throw new Error(`could not take the migration lock row within ${LOCK_WAIT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 200));
+  }
+  const renew = setInterval(() => {
+    db.run('UPDATE orbit_migration_lock SET expires_at = ? WHERE name = ? AND holder = ?', [
+      Date.now() + LOCK_ROW_TTL_MS,
+      LOCK_NAME,
+      holder,
+    ]).catch(() => undefined);
+  }, LOCK_ROW_TTL_MS / 6);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(renew);
+    await db.run('DELETE FROM orbit_migration_lock WHERE name = ? AND holder = ?', [LOCK_NAME, holder]);
+  }
 }
 
 async function applyPending(tx: Sql): Promise<MigrationReport> {

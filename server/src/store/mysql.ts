@@ -3,15 +3,36 @@
  * The production store: MySQL or MariaDB through a mysql2 pool. Every connection runs at READ
  * COMMITTED; a transaction that loses a deadlock or a lock wait is retried from the start a
  * bounded number of times with a short jittered pause.
+ *
+ * On a Galera cluster (`galera: true`, which `open.ts` detects from `wsrep_on`) two things change.
+ * Every read waits until the node has applied what the cluster committed before it
+ * (`wsrep_sync_wait = 1`), so an ACK, a hello or a GET through this node sees a lease or a
+ * subscription committed through another. And more errors restart a transaction: a certification
+ * failure or a brute-force abort (1213, at any statement or at COMMIT), and the errors of a node
+ * that is not primary or not synced yet (1047, 1180), for a bounded time so that a node rejoining
+ * the cluster does not fail every request at once. docs/operations.md has the Galera section.
  */
 import mysql from 'mysql2/promise';
 import { redactDatabaseUrl, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
 
-const RETRYABLE_ERRNO = new Set([1213 /* deadlock */, 1205 /* lock wait timeout */]);
+/** Lost a deadlock (on Galera also: failed certification or was aborted by a replicated write); a lock wait timed out. */
+const CONFLICT_ERRNO = new Set([1213, 1205]);
+
+/**
+ * Galera's answers while a node cannot take transactions: 1047 (WSREP has not yet prepared node
+ * for application use: non-primary, joining, donor) and 1180 (error during COMMIT: replication
+ * failed, the transaction was rolled back). Both leave nothing committed.
+ */
+const NOT_READY_ERRNO = new Set([1047, 1180]);
+
+/** How long a transaction keeps retrying while its Galera node is not ready, before it fails. */
+const NOT_READY_BUDGET_MS = 3000;
 
 export interface MysqlOptions {
   readonly url: string;
   readonly connectionLimit?: number;
+  /** The server is a Galera cluster node: causal reads and certification retries (see above). */
+  readonly galera?: boolean;
 }
 
 /** mysql2's callback interface (the core pool or connection under the promise wrappers). */
@@ -31,7 +52,10 @@ function query(target: CallbackQueryable, sql: string, params: readonly unknown[
 
 class Connection implements Sql {
   readonly dialect = 'mysql' as const;
-  constructor(private readonly target: CallbackQueryable) {}
+  constructor(
+    private readonly target: CallbackQueryable,
+    readonly galera: boolean,
+  ) {}
 
   async all<T extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     return (await query(this.target, sql, params)) as T[];
@@ -47,14 +71,18 @@ class Connection implements Sql {
 const core = (wrapper: mysql.Pool | mysql.PoolConnection): CallbackQueryable =>
   ('pool' in wrapper ? wrapper.pool : wrapper.connection) as unknown as CallbackQueryable;
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export class MysqlDatabase implements Database {
   readonly dialect = 'mysql' as const;
   readonly description: string;
+  readonly galera: boolean;
   private readonly pool: mysql.Pool;
   private readonly direct: Connection;
 
   constructor(options: MysqlOptions) {
     this.description = redactDatabaseUrl(options.url);
+    this.galera = options.galera ?? false;
     this.pool = mysql.createPool({
       uri: options.url,
       connectionLimit: options.connectionLimit ?? 16,
@@ -65,14 +93,16 @@ export class MysqlDatabase implements Database {
       charset: 'utf8mb4',
       multipleStatements: false,
     });
+    const settings = [
+      'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED',
+      "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'",
+      ...(this.galera ? ['SET SESSION wsrep_sync_wait = 1'] : []),
+    ];
     this.pool.on('connection', (conn) => {
       // The callback-style connection object: queue the session settings before first use.
-      (conn as unknown as { query(sql: string): void }).query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
-      (conn as unknown as { query(sql: string): void }).query(
-        "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'",
-      );
+      for (const statement of settings) (conn as unknown as { query(sql: string): void }).query(statement);
     });
-    this.direct = new Connection(core(this.pool));
+    this.direct = new Connection(core(this.pool), this.galera);
   }
 
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -85,25 +115,36 @@ export class MysqlDatabase implements Database {
 
   async transaction<T>(fn: (tx: Sql) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const retries = options.retries ?? 8;
+    const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       const conn = await this.pool.getConnection();
       try {
         await conn.query('START TRANSACTION');
-        const result = await fn(new Connection(core(conn)));
+        const result = await fn(new Connection(core(conn), this.galera));
         await conn.query('COMMIT');
         return result;
       } catch (error) {
         await conn.query('ROLLBACK').catch(() => undefined);
-        const errno = (error as { errno?: number }).errno;
-        if (errno !== undefined && RETRYABLE_ERRNO.has(errno) && attempt < retries) {
-          await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 8 * (attempt + 1)));
-          continue;
-        }
-        throw error;
+        const pause = this.retryPause((error as { errno?: number }).errno, attempt, retries, started);
+        if (pause === null) throw error;
+        await sleep(pause);
       } finally {
         conn.release();
       }
     }
+  }
+
+  /** How long to wait before running a failed transaction again, or null to give up. */
+  private retryPause(errno: number | undefined, attempt: number, retries: number, started: number): number | null {
+    if (errno === undefined) return null;
+    if (CONFLICT_ERRNO.has(errno)) {
+      if (!this.galera) return attempt < retries ? 2 + Math.random() * 8 * (attempt + 1) : null;
+      // Certification conflicts come in bursts when every node appends at once: allow more turns,
+      // with a pause that grows but stays short (each turn is a few milliseconds).
+      return attempt < retries * 4 ? 1 + Math.random() * Math.min(50, 4 * (attempt + 1)) : null;
+    }
+    if (this.galera && NOT_READY_ERRNO.has(errno) && Date.now() - started < NOT_READY_BUDGET_MS) return 50 + Math.random() * 100;
+    return null;
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,9 @@
 /**
  * @module
  * Opens a database from a URL: `sqlite:PATH` (or `sqlite::memory:`) or
- * `mysql://user:pass@host:port/db`. A missing MySQL database is created.
+ * `mysql://user:pass@host:port/db`. A missing MySQL database is created, and a server with
+ * `wsrep_on` set is opened as a node of a Galera cluster (see `mysql.ts`): no setting to forget,
+ * and a plain MySQL or MariaDB (`wsrep_on` absent or OFF) keeps the plain behaviour.
  */
 import mysql from 'mysql2/promise';
 import { MysqlDatabase } from './mysql.ts';
@@ -22,12 +24,16 @@ export async function openDatabase(url: string, options: { connectionLimit?: num
     const server = new URL(url);
     server.pathname = '/';
     const admin = await mysql.createConnection({ uri: server.toString() });
+    let galera: boolean;
     try {
       await admin.query(`CREATE DATABASE IF NOT EXISTS \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+      // MySQL has no such variable (no row); MariaDB without a cluster says OFF.
+      const [rows] = await admin.query("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'");
+      galera = (rows as { Value?: string }[]).some((row) => String(row.Value).toUpperCase() === 'ON');
     } finally {
       await admin.end();
     }
-    return new MysqlDatabase({ url, ...(options.connectionLimit ? { connectionLimit: options.connectionLimit } : {}) });
+    return new MysqlDatabase({ url, galera, ...(options.connectionLimit ? { connectionLimit: options.connectionLimit } : {}) });
   }
   throw new Error(`unsupported database URL (use sqlite:PATH or mysql://…): ${redactDatabaseUrl(url)}`);
 }

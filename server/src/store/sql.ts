@@ -12,6 +12,12 @@ export type Row = Record<string, unknown>;
 /** Something that runs statements: the database itself, or one open transaction. */
 export interface Sql {
   readonly dialect: Dialect;
+  /**
+   * Whether the database is a Galera cluster (MySQL only; see `mysql.ts`). Galera certifies a
+   * transaction against the rows it changes, not the rows it locked: a decision that must not race
+   * another node's has to rest on a row the transaction writes (`certifiedLock`).
+   */
+  readonly galera?: boolean;
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }>;
 }

@@ -15,6 +15,10 @@ export class TrackedDatabase implements Database {
     return this.inner.dialect;
   }
 
+  get galera(): boolean {
+    return this.inner.galera ?? false;
+  }
+
   get description(): string {
     return this.inner.description;
   }

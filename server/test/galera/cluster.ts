@@ -1,0 +1,73 @@
+/**
+ * The three-node Galera cluster of `scripts/galera.sh` as tests see it: the nodes' MySQL URLs, a
+ * fresh database on the cluster (created through node 1, replicated to all), crashing and
+ * restarting a node, and the wsrep counters of each node.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+
+export const GALERA_SCRIPT = fileURLToPath(new URL('../../../scripts/galera.sh', import.meta.url));
+
+/** Runs `scripts/galera.sh ARGS` and returns its output; throws with its stderr when it fails. */
+export function galera(...args: string[]): string {
+  const run = spawnSync('bash', [GALERA_SCRIPT, ...args], { encoding: 'utf8', timeout: 180_000 });
+  if (run.status !== 0) throw new Error(`scripts/galera.sh ${args.join(' ')} failed (${run.status}): ${run.stderr}${run.stdout}`);
+  return run.stdout;
+}
+
+/** The server URLs of nodes 1–3, without a database. */
+export const NODE_URLS: readonly string[] = galera('urls').trim().split('\n');
+
+export interface ClusterDatabase {
+  readonly name: string;
+  /** The database on each node, in node order. */
+  readonly urls: readonly string[];
+  drop(): Promise<void>;
+}
+
+/** A uniquely named, not yet created database; every node's URL for it. */
+export function clusterDatabase(prefix = 'orbit_g'): ClusterDatabase {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  return {
+    name,
+    urls: NODE_URLS.map((url) => `${url}/${name}`),
+    async drop() {
+      await onNode(0, (conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``));
+    },
+  };
+}
+
+/** Runs `fn` on a fresh connection to node `index` (0-based) and closes it. */
+export async function onNode<T>(index: number, fn: (conn: mysql.Connection) => Promise<T>, database?: string): Promise<T> {
+  const conn = await mysql.createConnection({
+    uri: NODE_URLS[index]!,
+    ...(database ? { database } : {}),
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+  });
+  try {
+    // A read here must see every write the cluster committed before it (see docs/operations.md).
+    await conn.query('SET SESSION wsrep_sync_wait = 1');
+    return await fn(conn);
+  } finally {
+    await conn.end();
+  }
+}
+
+/** Certification failures and brute-force aborts so far on each node (Galera's conflict counters). */
+export async function conflictCounters(): Promise<{ certFailures: number; bfAborts: number }> {
+  let certFailures = 0;
+  let bfAborts = 0;
+  for (let i = 0; i < NODE_URLS.length; i++) {
+    await onNode(i, async (conn) => {
+      const [rows] = await conn.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts')");
+      for (const row of rows as { Variable_name: string; Value: string }[]) {
+        if (row.Variable_name === 'wsrep_local_cert_failures') certFailures += Number(row.Value);
+        else bfAborts += Number(row.Value);
+      }
+    });
+  }
+  return { certFailures, bfAborts };
+}
