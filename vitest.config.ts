@@ -2,11 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 // Two projects: fast unit and property tests (pure code, no sockets), then the suites that start
 // real servers on both stores. `npm test` runs both; `npx vitest run --project unit` runs the first.
-// A third, the Galera cluster suite, exists only with ORBIT_GALERA=1 (`npm run test:galera`, which
-// `.ci/run` runs after `npm test`): it boots three mariadbd on fixed loopback ports, so two runs on
-// one machine at once would collide.
-const galera = process.env.ORBIT_GALERA === '1';
-
 export default defineConfig({
   test: {
     reporters: ['default', './scripts/summary-reporter.ts'],
@@ -32,22 +27,6 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
-      ...(galera
-        ? [
-            {
-              test: {
-                name: 'galera',
-                sequence: { groupOrder: 2 },
-                include: ['server/test/galera/**/*.test.ts'],
-                globalSetup: ['server/test/galera/setup.ts'],
-                testTimeout: 240_000,
-                hookTimeout: 120_000,
-                // One cluster: the files take turns (a node crash must not hit another file's test).
-                maxWorkers: 1,
-              },
-            },
-          ]
-        : []),
     ],
   },
 });
