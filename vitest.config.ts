@@ -20,6 +20,7 @@ export default defineConfig({
           name: 'integration',
           sequence: { groupOrder: 1 },
           include: ['{server,client,conformance}/test/**/*.test.ts'],
+          // The Galera cluster suite has a config of its own (vitest.galera.config.ts).
           exclude: ['server/test/galera/**', '**/node_modules/**'],
           testTimeout: 120_000,
           hookTimeout: 60_000,
