@@ -3,22 +3,35 @@
  * fresh database on the cluster (created through node 1, replicated to all), crashing and
  * restarting a node, and the wsrep counters of each node.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 
 export const GALERA_SCRIPT = fileURLToPath(new URL('../../../scripts/galera.sh', import.meta.url));
 
-/** Runs `scripts/galera.sh ARGS` and returns its output; throws with its stderr when it fails. */
-export function galera(...args: string[]): string {
-  const run = spawnSync('bash', [GALERA_SCRIPT, ...args], { encoding: 'utf8', timeout: 180_000 });
-  if (run.status !== 0) throw new Error(`scripts/galera.sh ${args.join(' ')} failed (${run.status}): ${run.stderr}${run.stdout}`);
-  return run.stdout;
+/**
+ * Runs `scripts/galera.sh ARGS` (kill, restart, status) without blocking the event loop, so the
+ * test's publishers and consumers keep running meanwhile; resolves with its output, rejects with it
+ * when the script fails.
+ */
+export function galera(...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [GALERA_SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(output);
+      else reject(new Error(`scripts/galera.sh ${args.join(' ')} failed (${code}): ${output}`));
+    });
+  });
 }
 
 /** The server URLs of nodes 1–3, without a database. */
-export const NODE_URLS: readonly string[] = galera('urls').trim().split('\n');
+export const NODE_URLS: readonly string[] = spawnSync('bash', [GALERA_SCRIPT, 'urls'], { encoding: 'utf8' }).stdout.trim().split('\n');
 
 export interface ClusterDatabase {
   readonly name: string;
