@@ -221,7 +221,8 @@ cmd_restart() {
   rm -f "$dir/recover.log"
   timeout 60 mariadbd --no-defaults --user=mysql --datadir="$dir/data" --socket="$dir/recover.sock" --pid-file="$dir/recover.pid" \
     --log-error="$dir/recover.log" --skip-networking --innodb-buffer-pool-size=64M --binlog-format=ROW \
-    --wsrep-on=ON --wsrep-provider="$PROVIDER" --wsrep-recover >/dev/null 2>&1 || true
+    --wsrep-on=ON --wsrep-provider="$PROVIDER" --wsrep-cluster-address="gcomm://127.0.0.1:$(group_port 1)" --wsrep-recover \
+    >"$dir/recover.out" 2>&1 || true
   position=$(grep -o 'Recovered position: [0-9a-f-]*:-\?[0-9]*' "$dir/recover.log" 2>/dev/null | tail -n 1 | cut -d' ' -f3 || true)
   if [[ -n $position && $position != *:-1 ]]; then
     launch "$root" "$n" --wsrep-start-position="$position"
