@@ -14,7 +14,7 @@
 import { OrbitError } from '@orbit/spec/errors';
 import { logPosition } from './results.ts';
 import type { Database, Sql } from './sql.ts';
-import { big, num, PHRASES } from './sql.ts';
+import { big, certifiedLock, num, PHRASES } from './sql.ts';
 
 export interface PruneReport {
   readonly boundary: string;
@@ -78,11 +78,20 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
   return { boundary: boundary.toString(), deleted };
 }
 
-/** Locks (in id order) the non-retired subscriptions whose cursor is below `upTo`; true if any. */
+/**
+ * Locks (in id order) the non-retired subscriptions whose cursor is below `upTo`; true if any. On
+ * Galera a claim on another node does not wait for this lock, but it changes the subscription row
+ * when it materializes, so `certifiedLock` makes the two conflict: one of them runs again.
+ */
 async function lockLaggingSubscriptions(tx: Sql, upTo: bigint): Promise<boolean> {
   const rows = await tx.all(
     `SELECT id FROM subscriptions WHERE retired_at IS NULL AND cursor_sequence < ? ORDER BY id${PHRASES[tx.dialect].forUpdate}`,
     [upTo.toString()],
+  );
+  await certifiedLock(
+    tx,
+    'subscriptions',
+    rows.map((r) => String(r.id)),
   );
   return rows.length > 0;
 }

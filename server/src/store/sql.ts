@@ -54,6 +54,26 @@ export const PHRASES: Readonly<Record<Dialect, SqlPhrases>> = {
   mysql: { forUpdate: ' FOR UPDATE', forUpdateSkipLocked: ' FOR UPDATE SKIP LOCKED', insertIgnore: 'INSERT IGNORE' },
 };
 
+/** The integer column that `certifiedLock` moves and moves back, per table it is used on. */
+const BOUNCE_COLUMN = { namespaces: 'created_at', subscriptions: 'updated_at' } as const;
+
+/**
+ * Makes rows that the transaction locked (`SELECT … FOR UPDATE`) part of what it writes, when the
+ * database is a Galera cluster; elsewhere it does nothing, the lock already suffices. Galera
+ * certifies a transaction only against the rows it changes: two transactions on different nodes
+ * that lock the same row, check something under the lock and write elsewhere both commit. Moving an
+ * integer column of each row by one and back puts the row into the write set (a statement that
+ * changes nothing would not) while every row ends as it was, so of two such transactions one fails
+ * certification and runs again, and then sees the other's write.
+ */
+export async function certifiedLock(tx: Sql, table: keyof typeof BOUNCE_COLUMN, ids: readonly string[]): Promise<void> {
+  if (!tx.galera || ids.length === 0) return;
+  const column = BOUNCE_COLUMN[table];
+  const where = `id IN (${ids.map(() => '?').join(', ')})`;
+  await tx.run(`UPDATE ${table} SET ${column} = ${column} + 1 WHERE ${where}`, ids);
+  await tx.run(`UPDATE ${table} SET ${column} = ${column} - 1 WHERE ${where}`, ids);
+}
+
 /** Whether an error from either driver is a unique-key violation. */
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; errno?: number } | null;

@@ -13,7 +13,7 @@ import type { Principal } from './principal.ts';
 import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, subscriptionJson, toSubscription, type SubscriptionRecord } from './records.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
-import { num, PHRASES, type Database, type Sql } from './sql.ts';
+import { certifiedLock, num, PHRASES, type Database, type Sql } from './sql.ts';
 
 export interface CreateSubscriptionInput {
   readonly name: string;
@@ -56,6 +56,7 @@ export async function createSubscription(
   return idempotent(db, withScope(principal, 'subscriptions.create', key, digest), async (tx) => {
     // The namespace row serializes creations, so the limit and the name check cannot race.
     await tx.all(`SELECT id FROM namespaces WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [principal.namespaceId]);
+    await certifiedLock(tx, 'namespaces', [principal.namespaceId]);
     const [count] = await tx.all('SELECT COUNT(*) AS n FROM subscriptions WHERE namespace_id = ? AND retired_at IS NULL', [
       principal.namespaceId,
     ]);
