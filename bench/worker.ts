@@ -7,8 +7,9 @@
  *   once and counts the ACK replies (an ACK is counted when the server confirms it);
  * - `js-consumer`: a NATS JetStream durable pull consumer with explicit ACK and `ackAck`
  *   (AckSync), windowed or one at a time;
- * - `http-publish`: `POST /v1/queues/{id}/results` at a fixed concurrency, held back while too
- *   many published results are not yet acknowledged (the parent relays the ACK count);
+ * - `http-publish`: `POST /v1/queues/{id}/results` at a fixed concurrency, to one node or to
+ *   several in turn, held back while too many published results are not yet acknowledged (the
+ *   parent relays the ACK count);
  * - `http-load`: a closed-loop load generator for the management API.
  *
  * Messages: `{id, op, ...}` in, `{id, ...}` or `{id, error}` out; `{type: 'progress', count}` is
@@ -203,7 +204,8 @@ function startPublishing(m: Message): void {
   published = 0;
   acked = 0;
   agent = new http.Agent({ keepAlive: true, maxSockets: m.concurrency });
-  const url = `${m.url}/v1/queues/${m.queueId}/results`;
+  // One node, or several taken in turn (the Galera section publishes through every node).
+  const urls = ((m.urls as string[] | undefined) ?? [m.url as string]).map((base) => `${base}/v1/queues/${m.queueId}/results`);
   const headers = { authorization: `Bearer ${m.token}` };
   const deadline = now() + m.maxMs;
   let started = 0;
@@ -216,6 +218,7 @@ function startPublishing(m: Message): void {
       const n = ++started;
       const taskId = hexId(prefix, n);
       try {
+        const url = urls[n % urls.length]!;
         const status = await request(url, 'POST', { ...headers, 'idempotency-key': `bench-${prefix}-${n}` }, publishBody(taskId));
         if (status === 201) published++;
         else recordError(`publish: HTTP ${status}`);

@@ -2,8 +2,9 @@
  * @module bench
  * `npm run bench` (not part of `npm test`): Orbit's end-to-end throughput on MySQL and SQLite next
  * to NATS JetStream in the same run, publish→deliver latency on one and two nodes, management API
- * requests/s against a bare route, idle-session memory and growth with a large log. Prints ONE
- * table and writes `bench/results.json`. Method and limits: docs/benchmarks.md.
+ * requests/s against a bare route, idle-session memory, growth with a large log, and three nodes
+ * on a Galera cluster against three on one MariaDB. Prints ONE table and writes
+ * `bench/results.json`. Method and limits: docs/benchmarks.md.
  *
  *   npm run bench                      # full run, 3 runs per figure (median), < 10 minutes
  *   npm run bench -- --quick           # smoke run, 1 run per figure, about 2 minutes
@@ -27,13 +28,14 @@ import { renderTable, type Bar, type Row } from '../bench/lib/report.ts';
 import { fmt, median, now } from '../bench/lib/util.ts';
 import { WorkerClient } from '../bench/lib/worker-client.ts';
 import { caseLabel, E2eBench, SHAPES, type AppendMode, type E2eCase, type E2eResult } from '../bench/sections/e2e.ts';
+import { GALERA_CASE_LABEL, galeraBench } from '../bench/sections/galera.ts';
 import { growthBench } from '../bench/sections/growth.ts';
 import { JetStreamBench, NATS_URL, WINDOW, type JsResult } from '../bench/sections/jetstream.ts';
 import { oneNodeLatency, twoNodeLatency, type LatencyResult } from '../bench/sections/latency.ts';
 import { CONCURRENCY, managementBench } from '../bench/sections/management.ts';
 import { IDLE_SESSIONS, memoryBench } from '../bench/sections/memory.ts';
 
-const SECTIONS = ['jetstream', 'e2e', 'latency', 'management', 'memory', 'growth'] as const;
+const SECTIONS = ['jetstream', 'e2e', 'latency', 'management', 'memory', 'growth', 'galera'] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values: options } = parseArgs({
@@ -386,6 +388,43 @@ async function main(): Promise<void> {
       }
       for (const r of [g.empty, g.grown, ...(g.withHistory ? [g.withHistory] : [])])
         if (r.serverErrors.length) problems.push(`growth ${kind}: server logged ${r.serverErrors.join('; ')}`);
+    }
+
+    // --- Galera against one MariaDB ---------------------------------------------------------------
+    if (sections.has('galera') && stores.includes('mysql')) {
+      const { results, problems: galeraProblems } = await galeraBench({
+        mariadbRoot: MYSQL_ROOT,
+        mariadbPid,
+        consumer,
+        publisher,
+        timing: E2E,
+        selected: (layout) => selected(`${layout} ${GALERA_CASE_LABEL}`),
+        log,
+      });
+      problems.push(...galeraProblems);
+      const single = results.find((r) => r.layout === 'one MariaDB');
+      for (const r of results) {
+        const counters = r.median.countersPerEvent;
+        const ratio = single && r !== single ? r.eventsPerS / single.eventsPerS : undefined;
+        rows.push({
+          section: 'galera',
+          case: `${r.layout}: ${GALERA_CASE_LABEL}`,
+          value: r.eventsPerS,
+          unit: 'events/s',
+          runs: r.runs.map((x) => Math.round(x.eventsPerS)),
+          events_per_s: Math.round(r.eventsPerS),
+          ...(ratio !== undefined ? { ratio: Number(ratio.toFixed(3)), ratio_to: 'one MariaDB' } : {}),
+          cpu_us_per_event: roundCpu(r.median.cpuUsPerEvent),
+          notes:
+            r.conflictsPerEvent === null
+              ? counterNote(counters)
+              : `${r.conflictsPerEvent.toFixed(3)} certification failures + BF aborts /ev (${counters?.cert_failures} + ${counters?.bf_aborts}); ${counters?.commits} commits /ev`,
+          ...(counters ? { extra: { counters_per_event: counters } } : {}),
+        });
+        if (r.serverErrors.length) problems.push(`galera ${r.layout}: orbit serve logged ${r.serverErrors.join('; ')}`);
+        for (const x of r.runs)
+          if (x.consumerErrors.length) problems.push(`galera ${r.layout}: consumer saw ${x.consumerErrors.join('; ')}`);
+      }
     }
 
     // --- bars ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #   scripts/galera.sh restart N    start node N again on its datadir: it recovers its position and
 #                                  rejoins by IST (or SST when the position is lost); waits until Synced
 #   scripts/galera.sh urls         the nodes' MySQL URLs, one per line (mysql://root@127.0.0.1:PORT)
+#   scripts/galera.sh pids         the nodes' mariadbd PIDs, one per line (for the benchmark's CPU figures)
 #
 # Node N (1–3) listens on 127.0.0.1: SQL port GALERA_PORT+N-1 (3307–3309), group port
 # GALERA_GROUP_PORT+N-1 (4567–4569), IST port GALERA_IST_PORT+N-1 (4577–4579) and rsync SST port
@@ -28,6 +29,9 @@ SST_PORT=${GALERA_SST_PORT:-4587}
 STATE=${GALERA_STATE:-${TMPDIR:-/tmp}/orbit-galera-$PORT.state}
 NODES=(1 2 3)
 BOOT_TIMEOUT=${GALERA_BOOT_TIMEOUT:-120}
+# Durable commits on every node, as on the single MariaDB the benchmark compares with; 2 trades a
+# crash of the machine (not of the process) for speed.
+FLUSH=${GALERA_FLUSH_LOG_AT_TRX_COMMIT:-1}
 
 die() {
   echo "galera.sh: $*" >&2
@@ -76,9 +80,9 @@ launch() {
   local dir=$root/node$n peers="" i
   for i in "${NODES[@]}"; do peers+="${peers:+,}127.0.0.1:$(group_port "$i")"; done
   setsid mariadbd --no-defaults --user=mysql \
-    --datadir="$dir/data" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
+    --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
     --bind-address=127.0.0.1 --port="$(sql_port "$n")" --skip-name-resolve \
-    --max-connections=300 --innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit=2 \
+    --max-connections=300 --innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit="$FLUSH" \
     --binlog-format=ROW --default-storage-engine=InnoDB --innodb-autoinc-lock-mode=2 \
     --wsrep-on=ON --wsrep-provider="$PROVIDER" --wsrep-cluster-name=orbit-test --wsrep-node-name="node$n" \
     --wsrep-cluster-address="gcomm://$peers" --wsrep-node-address="127.0.0.1:$(group_port "$n")" \
@@ -125,14 +129,15 @@ cmd_start() {
   root=$(mktemp -d "${TMPDIR:-/tmp}/orbit-galera.XXXXXX")
   echo "$root" >"$STATE"
   for n in "${NODES[@]}"; do
-    mkdir -p "$root/node$n/data"
+    mkdir -p "$root/node$n/data" "$root/node$n/tmp"
   done
   chown -R mysql:mysql "$root"
   chmod 755 "$root"
   local installs=()
   for n in "${NODES[@]}"; do
-    mariadb-install-db --no-defaults --user=mysql --datadir="$root/node$n/data" --auth-root-authentication-method=normal \
-      --skip-test-db --skip-name-resolve >"$root/node$n/install.log" 2>&1 &
+    # A tmpdir each: bootstraps sharing /tmp at once can trip over each other's temporary tables.
+    mariadb-install-db --no-defaults --user=mysql --datadir="$root/node$n/data" --tmpdir="$root/node$n/tmp" \
+      --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve >"$root/node$n/install.log" 2>&1 &
     installs+=($!)
   done
   for n in "${NODES[@]}"; do
@@ -219,7 +224,7 @@ cmd_restart() {
   # After a crash grastate.dat holds no position; InnoDB knows it. With it the node asks for IST,
   # without it for a full SST.
   rm -f "$dir/recover.log"
-  timeout 60 mariadbd --no-defaults --user=mysql --datadir="$dir/data" --socket="$dir/recover.sock" --pid-file="$dir/recover.pid" \
+  timeout 60 mariadbd --no-defaults --user=mysql --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/recover.sock" --pid-file="$dir/recover.pid" \
     --log-error="$dir/recover.log" --skip-networking --innodb-buffer-pool-size=64M --binlog-format=ROW \
     --wsrep-on=ON --wsrep-provider="$PROVIDER" --wsrep-cluster-address="gcomm://127.0.0.1:$(group_port 1)" --wsrep-recover \
     >"$dir/recover.out" 2>&1 || true
@@ -231,6 +236,12 @@ cmd_restart() {
   fi
   wait_synced "$root" "$n" 3
   echo "galera: node $n rejoined${position:+ from $position}"
+}
+
+cmd_pids() {
+  local root n
+  root=$(root_dir)
+  for n in "${NODES[@]}"; do node_pid "$root" "$n" || die "node $n is not running"; done
 }
 
 cmd_urls() {
@@ -245,5 +256,6 @@ case ${1:-} in
   kill) cmd_kill "${2:-}" ;;
   restart) cmd_restart "${2:-}" ;;
   urls) cmd_urls ;;
-  *) die "usage: scripts/galera.sh start|stop|status|kill N|restart N|urls" ;;
+  pids) cmd_pids ;;
+  *) die "usage: scripts/galera.sh start|stop|status|kill N|restart N|urls|pids" ;;
 esac
