@@ -146,8 +146,8 @@ async function runLayout(args: {
         },
       };
       const pids: Record<string, number | null> = { publisher: publisher.pid };
-      nodes.forEach((n, i) => (pids[`orbit${i}`] = n.pid));
-      args.dbPids.forEach((pid, i) => (pids[`db${i}`] = pid));
+      for (const [i, n] of nodes.entries()) pids[`orbit${i}`] = n.pid;
+      for (const [i, pid] of args.dbPids.entries()) pids[`db${i}`] = pid;
       try {
         const sample = await measureRate({
           consumer,
