@@ -15,7 +15,7 @@ import * as mysqlTables from '../src/store/tables/mysql.ts';
 import * as sqliteTables from '../src/store/tables/sqlite.ts';
 import { ORBIT_MIGRATIONS, PRE_DRIZZLE } from './fixtures/pre-drizzle-schema.ts';
 import { freshDatabase, STORES, type StoreKind, type TestDatabase } from './harness.ts';
-import { runOrbit } from './processes.ts';
+import { migrateTogether } from './migrate-together.ts';
 
 const NAMESPACE = '77777777777777777777777777777777';
 
@@ -163,15 +163,7 @@ describe.each(STORES)('migrations on %s', (kind) => {
 
   it('`orbit migrate` processes started together on one database apply the chain once and all succeed', async () => {
     const database = await fresh();
-    const runs = await Promise.all([1, 2, 3].map(() => runOrbit(['migrate', '--database', database.url], {}, 60_000)));
-    expect(runs.map((r) => [r.code, r.stderr])).toEqual([
-      [0, ''],
-      [0, ''],
-      [0, ''],
-    ]);
-    const reports = runs.map((r) => JSON.parse(r.stdout) as { applied: string[]; current: string });
-    expect(reports.map((r) => r.applied).sort((a, b) => b.length - a.length)).toEqual([tags, [], []]);
-    expect(reports.map((r) => r.current)).toEqual([tags.at(-1), tags.at(-1), tags.at(-1)]);
+    await migrateTogether([database.url, database.url, database.url], kind);
     await withDatabase(database.url, async (db) => {
       expect(await recorded(db)).toHaveLength(tags.length);
       expect(await db.all('SELECT id FROM result_head')).toHaveLength(1);

@@ -63,16 +63,13 @@ describe('causal reads across Galera nodes', () => {
       ring.push(socket);
       expect((await socket.hello(subscription.id, 32)).type).toBe('events.welcome');
     }
-    for (let i = 0; i < RESULTS; i += 100) {
-      await store.appendResults(
-        Array.from({ length: 100 }, (_, j) => ({
-          queueId,
-          type: 'task.succeeded' as const,
-          taskId: TASK,
-          taskRevision: String(i + j + 1),
-        })),
-      );
-    }
+    const batch = Array.from({ length: RESULTS }, (_, i) => ({
+      queueId,
+      type: 'task.succeeded' as const,
+      taskId: TASK,
+      taskRevision: `${i + 1}`,
+    }));
+    await store.appendResults(batch);
     const replies: Promise<Frame>[] = [];
     const delivered = new Set<string>();
     await eventually(

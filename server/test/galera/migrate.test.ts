@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrationsFor } from '../../src/store/migrations.ts';
-import { runOrbit } from '../processes.ts';
+import { migrateTogether } from '../migrate-together.ts';
 import { clusterDatabase, onNode, type ClusterDatabase } from './cluster.ts';
 
 const tags = migrationsFor('mysql').map((m) => m.tag);
@@ -20,15 +20,7 @@ describe('migrations on a three-node Galera cluster', () => {
   it.each([1, 2, 3])('three nodes starting together apply the chain once (round %i)', async () => {
     const database = clusterDatabase();
     databases.push(database);
-    const runs = await Promise.all(database.urls.map((url) => runOrbit(['migrate', '--database', url], {}, 90_000)));
-    expect(runs.map((r) => [r.code, r.stderr])).toEqual([
-      [0, ''],
-      [0, ''],
-      [0, ''],
-    ]);
-    const reports = runs.map((r) => JSON.parse(r.stdout) as { applied: string[]; current: string });
-    expect(reports.map((r) => r.applied).sort((a, b) => b.length - a.length)).toEqual([tags, [], []]);
-    expect(reports.map((r) => r.current)).toEqual([tags.at(-1), tags.at(-1), tags.at(-1)]);
+    await migrateTogether(database.urls, 'mysql');
     for (const node of [0, 1, 2]) {
       await onNode(
         node,
