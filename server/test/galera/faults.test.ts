@@ -20,7 +20,7 @@ import { spawnServer, type ServerProcess } from '../processes.ts';
 import { TestSocket, type Frame } from '../ws-client.ts';
 import { clusterDatabase, conflictCounters, galera, NODE_URLS, onNode, type ClusterDatabase } from './cluster.ts';
 
-const RESULTS = 1500;
+const RESULTS = 1000;
 const PUBLISHERS = 9;
 const CONSUMERS = 6;
 const CAPACITY = 8;
