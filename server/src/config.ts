@@ -46,6 +46,8 @@ export interface Settings {
   readonly allowedOrigins: readonly string[];
   /** How often a node looks for results appended by other nodes. */
   readonly pollIntervalMs: number;
+  /** A node that has not renewed its row for this long is gone, and its sessions with it. */
+  readonly nodeTtlMs: number;
   /** Delay before a recovered delivery is offered again (doubles per attempt, capped). */
   readonly redeliveryBackoffMs: number;
   readonly redeliveryBackoffMaxMs: number;
@@ -140,6 +142,14 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     'Server-side limit of one management request (seed §1: 8 s), then 503 UNAVAILABLE.',
   ),
   integer('poll_interval_ms', 'pollIntervalMs', 250, 10, 60_000, 'How often a node looks for results appended by other nodes.'),
+  integer(
+    'node_ttl_ms',
+    'nodeTtlMs',
+    15_000,
+    300,
+    3_600_000,
+    'A node renews its row in `nodes` every third of this; one silent for this long is gone, and any node removes it and its sessions.',
+  ),
   integer(
     'redelivery_backoff_ms',
     'redeliveryBackoffMs',

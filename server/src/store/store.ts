@@ -23,6 +23,8 @@ import * as health from './health.ts';
 import { listHistory } from './history.ts';
 import { sweepExpiredLeases, type SweepReport } from './sweep.ts';
 import { TrackedDatabase } from './tracked.ts';
+import { DatabaseClock } from './clock.ts';
+import * as sessions from './sessions.ts';
 import type { ResultInput } from './results.ts';
 import { PHRASES, type Database, type Row, type Sql } from './sql.ts';
 import * as subscriptions from './subscriptions.ts';
@@ -50,6 +52,9 @@ export class Store {
     },
     { weigh: publishWeight, maxWeight: MAX_GROUP_BYTES },
   );
+
+  /** The database's clock as this node last saw it (see `clock.ts`). */
+  readonly clock = new DatabaseClock();
 
   private constructor(
     /** The database, counting operations in flight (see `drain`). */
@@ -183,12 +188,13 @@ export class Store {
 
   // --- the delivery engine ---------------------------------------------------------------------
 
-  bindSession(principal: Principal, subscriptionId: string, capacity: number): ReturnType<typeof claims.bindSession> {
-    return claims.bindSession(this.db, principal, subscriptionId, capacity);
+  /** Checks the hello and records the session (capacity checked in the transaction). */
+  bindSession(principal: Principal, session: Parameters<typeof claims.bindSession>[2]): ReturnType<typeof claims.bindSession> {
+    return claims.bindSession(this.db, principal, session);
   }
 
   claim(request: claims.ClaimRequest): Promise<claims.ClaimOutcome> {
-    return claims.claim(this.db, request);
+    return claims.claim(this.db, this.clock, request);
   }
 
   /** Acknowledges a group of proofs in one transaction; see `batcher.ts`. */
@@ -203,7 +209,32 @@ export class Store {
 
   /** The background sweep: recovers at most `batch` expired leases anywhere (see `sweep.ts`). */
   sweepExpiredLeases(policy: RedeliveryPolicy, batch: number): Promise<SweepReport> {
-    return sweepExpiredLeases(this.db, { now: Date.now(), policy, batch });
+    return sweepExpiredLeases(this.db, { policy, batch });
+  }
+
+  // --- nodes and sessions ---------------------------------------------------------------------
+
+  /** Registers (or renews) this node's row. */
+  registerNode(node: sessions.NodeInfo): Promise<void> {
+    return sessions.registerNode(this.db, node);
+  }
+
+  /** Renews the node and its active sessions; removes nodes dead for `ttlMs` with their sessions. */
+  heartbeat(node: sessions.NodeInfo, activeSessions: readonly string[], ttlMs: number): Promise<number> {
+    return sessions.heartbeat(this.db, node, activeSessions, ttlMs);
+  }
+
+  deregisterNode(nodeId: string): Promise<void> {
+    return sessions.deregisterNode(this.db, nodeId);
+  }
+
+  closeSession(sessionId: string): Promise<void> {
+    return sessions.closeSession(this.db, sessionId);
+  }
+
+  /** What consume access depends on, per subscription (see `domain/access.ts`). */
+  accessOf(subscriptionIds: readonly string[]): ReturnType<typeof sessions.accessOf> {
+    return sessions.accessOf(this.db, subscriptionIds);
   }
 
   // --- operations -----------------------------------------------------------------------------
@@ -246,6 +277,6 @@ export class Store {
     digest: string,
     input: deliveries.RetryInput,
   ): Promise<Receipt> {
-    return deliveries.retryExpiredDelivery(this.db, principal, ids, key, digest, input, Date.now());
+    return deliveries.retryExpiredDelivery(this.db, principal, ids, key, digest, input);
   }
 }
