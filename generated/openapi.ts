@@ -713,11 +713,19 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description `PROTOCOL_REQUIRED`: the upgrade request does not offer the subprotocol `orbit.events.v1`. */
+        /**
+         * @description `PROTOCOL_REQUIRED`: the request is not a WebSocket upgrade offering the subprotocol
+         *     `orbit.events.v1`: an upgrade without that subprotocol, or a plain `GET` without
+         *     `Upgrade: websocket`. The headers say how to upgrade (RFC 9110 §15.5.22).
+         */
         ProtocolRequired: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "Cache-Control": components["headers"]["Cache-Control"];
+                /** @description `websocket`. */
+                Upgrade: "websocket";
+                /** @description The subprotocol to offer. */
+                "Sec-WebSocket-Protocol": "orbit.events.v1";
                 [name: string]: unknown;
             };
             content: {
@@ -1176,7 +1184,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Must be `websocket`. */
+                /** @description Must be `websocket`; a plain `GET` without it is answered 426 `PROTOCOL_REQUIRED`. */
                 Upgrade: string;
                 /** @description Must offer `orbit.events.v1`; without it the server answers 426 `PROTOCOL_REQUIRED`. */
                 "Sec-WebSocket-Protocol": string;
