@@ -86,7 +86,12 @@ export class Store {
   }
 
   authenticate(token: string): Promise<Principal | null> {
-    return principals.authenticate(this.db, token);
+    return principals.authenticate(this.db, token, Date.now());
+  }
+
+  /** Re-authenticates by the digest a principal was authenticated with (`Principal.tokenDigest`). */
+  authenticateDigest(digest: string): Promise<Principal | null> {
+    return principals.authenticateDigest(this.db, digest, Date.now());
   }
 
   principalById(credentialId: string): Promise<Principal | null> {
@@ -95,6 +100,16 @@ export class Store {
 
   revokeCredential(credentialId: string): Promise<boolean> {
     return principals.revokeCredential(this.db, credentialId, Date.now());
+  }
+
+  /** Credentials, oldest first (optionally one namespace, by name, or one id); null for an unknown namespace. */
+  listCredentials(filter: { namespace?: string; id?: string } = {}): Promise<principals.CredentialInfo[] | null> {
+    return principals.listCredentials(this.db, filter, Date.now());
+  }
+
+  /** A new token for the same credential; the old one keeps working for `graceMs` (0: stops at once). */
+  rotateCredential(credentialId: string, graceMs: number): Promise<principals.RotateOutcome> {
+    return this.db.transaction((tx) => principals.rotateCredential(tx, credentialId, graceMs, Date.now()));
   }
 
   bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
