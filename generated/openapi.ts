@@ -277,7 +277,11 @@ export interface paths {
          *     server assigns `id`, `sequence` and `occurred_at` and builds the immutable snapshot; `result`
          *     is kept byte-exact as raw JSON text. `task.requeued` is logged but never matches a
          *     subscription. The first success answers 201; a replay with the same `Idempotency-Key` and
-         *     the same request answers 200 with `deduplicated: true` and the original event. `result` and
+         *     the same request answers 200 with `deduplicated: true` and the original event, for as long
+         *     as the server keeps the key (`idempotency_retention_ms`, 24 hours by default; after that the
+         *     key is unknown and the request is a new publish). Once retention has removed the event, a
+         *     replay answers 410 `EVENT_HISTORY_EXPIRED`: the result was appended once and is not appended
+         *     again. `result` and
          *     `details` together may take at most 516,096 bytes (512 KiB less 8 KiB), so that the event's
          *     `event.deliver` frame stays within the 512 KiB frame limit; more is `INVALID_ARGUMENT`.
          */
@@ -1266,6 +1270,17 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            /** @description `EVENT_HISTORY_EXPIRED`: a replay of a publish whose event retention has removed; it was appended once and is not appended again. */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             503: components["responses"]["Unavailable"];
         };
     };

@@ -10,7 +10,7 @@ import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
 import { subscriptionJson } from './records.ts';
-import type { Receipt } from './idempotency.ts';
+import { expireReceipts, type Receipt } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
 import { appendedAny, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
@@ -154,6 +154,11 @@ export class Store {
   /** Removes results below `beforeSequence` (retention); see `retention.ts`. */
   prune(beforeSequence: bigint, options?: PruneOptions): Promise<PruneReport> {
     return prune(this.db, beforeSequence, options);
+  }
+
+  /** Removes at most `batch` idempotency receipts older than `maxAgeMs` (see `idempotency.ts`). */
+  expireReceipts(maxAgeMs: number, batch: number): Promise<{ deleted: number; full: boolean }> {
+    return expireReceipts(this.db, Date.now() - maxAgeMs, batch);
   }
 
   /** The oldest results above the retention boundary, for retention by age. */
