@@ -206,6 +206,15 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
   });
 
   it('MUST reconnect after the retryable close codes and stop after a policy violation or an unasked normal close', async () => {
+    /** A fresh consumer whose first connection the server closes with `closeCode` and `reason`. */
+    const closedOnce = async (closeCode: number, reason: string) => {
+      events = [];
+      streams = [];
+      const consumer = start();
+      await until(() => streams.length === 1);
+      streams[0]!.end(closedError(closeCode, reason, null));
+      return consumer;
+    };
     for (const [closeCode, reason] of [
       [1001, 'server shutting down'],
       [1006, ''],
@@ -213,11 +222,7 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
       [1012, ''],
       [1013, 'UNAVAILABLE'],
     ] as const) {
-      events = [];
-      streams = [];
-      const consumer = start();
-      await until(() => streams.length === 1);
-      streams[0]!.end(closedError(closeCode, reason, null));
+      const consumer = await closedOnce(closeCode, reason);
       await until(() => streams.length === 2);
       expect(types(), `${closeCode}`).toEqual(['connected', 'reconnecting', 'connected']);
       await consumer.stop();
@@ -227,11 +232,7 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
       [1009, '', 'INVALID_ARGUMENT'],
       [1000, '', 'UNAVAILABLE'],
     ] as const) {
-      events = [];
-      streams = [];
-      const consumer = start();
-      await until(() => streams.length === 1);
-      streams[0]!.end(closedError(closeCode, reason, null));
+      const consumer = await closedOnce(closeCode, reason);
       const error = (await consumer.done.catch((e: unknown) => e)) as ConnectionClosedError;
       expect([error.code, error.closeCode], `${closeCode}`).toEqual([code, closeCode]);
       expect(types(), `${closeCode}`).toEqual(['connected', 'error', 'stopped']);
