@@ -1270,7 +1270,10 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            /** @description `EVENT_HISTORY_EXPIRED`: a replay of a publish whose event retention has removed; it was appended once and is not appended again. */
+            /**
+             * @description `EVENT_HISTORY_EXPIRED`: a replay of a publish whose event retention has removed; it was
+             *     appended once and is not appended again.
+             */
             410: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];

@@ -83,7 +83,7 @@ describe.each(STORES)('orbit credentials on %s', (kind) => {
     expect(await status(a.token, a.queue_ids.q1!)).toBe(200);
   });
 
-  it('MUST rotate to a new token for the same credential id: subscriptions stay bound, the old token stops at once by default', async () => {
+  it('MUST rotate to a new token for the same credential id: its subscriptions stay bound, the old token stops at once', async () => {
     const owner = await server.bootstrap({ namespace: 'ns', application: 'app', queues: ['q1'] });
     const queue = owner.queue_ids.q1!;
     const subscription = await subscribe(server.url, owner.token, queue);

@@ -153,7 +153,11 @@ async function rotate(
   if (json) console.log(JSON.stringify({ credential_id: id, token: outcome.token, previous_token_expires_at: until }));
   else
     console.log(
-      `credential ${id}\ntoken (shown once): ${outcome.token}\n${until ? `the previous token works until ${until}` : 'the previous token no longer works'}`,
+      [
+        `credential ${id}`,
+        `token (shown once): ${outcome.token}`,
+        until ? `the previous token works until ${until}` : 'the previous token no longer works',
+      ].join('\n'),
     );
 }
 

@@ -54,7 +54,8 @@ export function replayOf(record: Row, digest: string): Receipt {
   if (num(record.status) === SCRUBBED) {
     throw new OrbitError(
       'EVENT_HISTORY_EXPIRED',
-      `the result published with this Idempotency-Key was appended once (sequence ${String(record.sequence)}) and retention has since removed it; it is not appended again`,
+      `the result published with this Idempotency-Key was appended once (sequence ${String(record.sequence)}) ` +
+        'and retention has since removed it; it is not appended again',
     );
   }
   const text = String(record.response);

@@ -48,7 +48,8 @@ function publishAlone(db: Database, request: PublishRequest): Promise<PublishOut
 
 async function storedReceipts(tx: Sql, scopes: readonly IdempotencyScope[]): Promise<Map<string, Row>> {
   const rows = await tx.all(
-    `SELECT credential_id, scope, idem_key, request_digest, status, response, sequence FROM idempotency_records WHERE ${whereKeys(scopes.length)}`,
+    `SELECT credential_id, scope, idem_key, request_digest, status, response, sequence
+       FROM idempotency_records WHERE ${whereKeys(scopes.length)}`,
     scopes.flatMap((s) => [s.credentialId, s.scope, s.key]),
   );
   return new Map(
@@ -86,7 +87,8 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
     );
     const receipts = rows.map((row) => ({ event: eventJson(row) }));
     await tx.run(
-      `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence) VALUES ${fresh.map(() => '(?, ?, ?, ?, 201, ?, ?, ?)').join(', ')}`,
+      `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
+       VALUES ${fresh.map(() => '(?, ?, ?, ?, 201, ?, ?, ?)').join(', ')}`,
       fresh.flatMap((i, k) => {
         const { credentialId, scope, key, digest } = group[i]!.scope;
         return [credentialId, scope, key, digest, stringify(receipts[k]!), now, big(rows[k]!.sequence).toString()];
