@@ -49,6 +49,9 @@ export { MysqlInbox, mysqlInboxDdl, type MysqlInboxOptions } from './inbox/mysql
 export {
   ConnectionClosedError,
   FATAL_CONSUMER_CODES,
+  RETRYABLE_CLOSE_CODES,
+  closedError,
+  reconnectsAfter,
   OrbitError,
   OrbitTransportError,
   ERROR_CODES,

@@ -59,6 +59,8 @@ export interface Settings {
   readonly retentionMaxResults: number;
   readonly retentionIntervalMs: number;
   readonly retentionBatchSize: number;
+  /** How long an idempotency receipt is kept; after it the key is unknown and a request with it is new. */
+  readonly idempotencyRetentionMs: number;
   /** MySQL connections per node. */
   readonly databasePoolSize: number;
   readonly shutdownTimeoutMs: number;
@@ -197,9 +199,24 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     60_000,
     100,
     86_400_000,
-    'How often periodic retention runs (when a limit is set).',
+    'How often periodic retention runs: the result limits (when set) and the expiry of idempotency receipts.',
   ),
-  integer('retention_batch_size', 'retentionBatchSize', 1_000, 1, 100_000, 'Results deleted per retention transaction.'),
+  integer(
+    'retention_batch_size',
+    'retentionBatchSize',
+    1_000,
+    1,
+    100_000,
+    'Results (or expired idempotency receipts) deleted per retention transaction.',
+  ),
+  integer(
+    'idempotency_retention_ms',
+    'idempotencyRetentionMs',
+    86_400_000,
+    1_000,
+    31_536_000_000,
+    'How long an `Idempotency-Key` is remembered (24 h, as Stripe); after it a request with the key is new.',
+  ),
   integer('database_pool_size', 'databasePoolSize', 16, 1, 1_000, 'MySQL connections per node (SQLite: one writer, one reader).'),
   integer(
     'shutdown_timeout_ms',

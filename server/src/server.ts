@@ -12,7 +12,7 @@ import type { Hono } from 'hono';
 import type { ListenAddress, Settings } from './config.ts';
 import { createHttpApp, createMetricsApp, type AppEnv, type MetricsEndpoint } from './http/app.ts';
 import { EventGateway } from './events/gateway.ts';
-import { retentionJob, sweepJob, type PeriodicJob } from './ops/jobs.ts';
+import { receiptRetentionJob, retentionJob, sweepJob, type PeriodicJob } from './ops/jobs.ts';
 import type { Log } from './ops/log.ts';
 import { OrbitMetrics } from './ops/metrics.ts';
 import { Store } from './store/store.ts';
@@ -23,7 +23,7 @@ export interface Orbit {
   readonly metricsApp: Hono<AppEnv> | null;
   readonly store: Store;
   readonly metrics: OrbitMetrics;
-  /** Background jobs of this node: the lease sweep and, when configured, retention. */
+  /** Background jobs of this node: the lease sweep, receipt expiry and, when configured, retention. */
   readonly jobs: readonly PeriodicJob[];
   /** Attaches the `orbit.events.v1` upgrade handler to a Node HTTP server. */
   attach(server: Server): void;
@@ -74,7 +74,7 @@ export function createOrbit(options: OrbitOptions): Orbit {
     settings.metricsListen && endpoint ? createMetricsApp({ requestTimeoutMs: settings.requestTimeoutMs }, endpoint, http) : null;
 
   const deps = { store, settings, log, metrics, onRecovered: () => gateway.wake() };
-  const jobs = [sweepJob(deps), retentionJob(deps)].filter((job): job is PeriodicJob => job !== null);
+  const jobs = [sweepJob(deps), retentionJob(deps), receiptRetentionJob(deps)].filter((job): job is PeriodicJob => job !== null);
   for (const job of jobs) job.start();
 
   const beginShutdown = () => {

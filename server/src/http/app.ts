@@ -12,6 +12,7 @@ import type { Log } from '../ops/log.ts';
 import type { Readiness } from '../store/health.ts';
 import type { Principal, Store } from '../store/store.ts';
 import { authenticate, requirePermission } from './auth.ts';
+import { connectRoutes } from './connect.ts';
 import { dataResponse, errorResponse, toOrbitError } from './envelope.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { resultRoutes } from './results.ts';
@@ -203,6 +204,7 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
   subscriptionRoutes(app, routes);
   deliveryRoutes(app, routes);
   resultRoutes(app, routes);
+  connectRoutes(app);
   consoleRoutes(app);
   return app;
 }

@@ -10,7 +10,7 @@ import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
 import { subscriptionJson } from './records.ts';
-import type { Receipt } from './idempotency.ts';
+import { expireReceipts, type Receipt } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
 import { appendedAny, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
@@ -91,7 +91,12 @@ export class Store {
   }
 
   authenticate(token: string): Promise<Principal | null> {
-    return principals.authenticate(this.db, token);
+    return principals.authenticate(this.db, token, Date.now());
+  }
+
+  /** Re-authenticates by the digest a principal was authenticated with (`Principal.tokenDigest`). */
+  authenticateDigest(digest: string): Promise<Principal | null> {
+    return principals.authenticateDigest(this.db, digest, Date.now());
   }
 
   principalById(credentialId: string): Promise<Principal | null> {
@@ -100,6 +105,16 @@ export class Store {
 
   revokeCredential(credentialId: string): Promise<boolean> {
     return principals.revokeCredential(this.db, credentialId, Date.now());
+  }
+
+  /** Credentials, oldest first (optionally one namespace, by name, or one id); null for an unknown namespace. */
+  listCredentials(filter: { namespace?: string; id?: string } = {}): Promise<principals.CredentialInfo[] | null> {
+    return principals.listCredentials(this.db, filter, Date.now());
+  }
+
+  /** A new token for the same credential; the old one keeps working for `graceMs` (0: stops at once). */
+  rotateCredential(credentialId: string, graceMs: number): Promise<principals.RotateOutcome> {
+    return this.db.transaction((tx) => principals.rotateCredential(tx, credentialId, graceMs, Date.now()));
   }
 
   bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
@@ -144,6 +159,11 @@ export class Store {
   /** Removes results below `beforeSequence` (retention); see `retention.ts`. */
   prune(beforeSequence: bigint, options?: PruneOptions): Promise<PruneReport> {
     return prune(this.db, beforeSequence, options);
+  }
+
+  /** Removes at most `batch` idempotency receipts older than `maxAgeMs` (see `idempotency.ts`). */
+  expireReceipts(maxAgeMs: number, batch: number): Promise<{ deleted: number; full: boolean }> {
+    return expireReceipts(this.db, Date.now() - maxAgeMs, batch);
   }
 
   /** The oldest results above the retention boundary, for retention by age. */
