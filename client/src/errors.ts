@@ -11,7 +11,7 @@
  *   server gave for closing (for example `EVENT_HISTORY_EXPIRED`), else one read from the close
  *   code (spec/README.md, Close codes), which also decides whether a reconnect may help.
  */
-import { ERROR_TABLE, OrbitError, isErrorCode, type ErrorCode } from '@orbit/spec/errors';
+import { ERROR_TABLE, OrbitError, RETRYABLE_CLOSE_CODES, isErrorCode, type ErrorCode } from '@orbit/spec/errors';
 
 export { OrbitError, ERROR_TABLE, ERROR_CODES, isErrorCode, type ErrorCode } from '@orbit/spec/errors';
 
@@ -79,11 +79,10 @@ export class ConnectionClosedError extends OrbitError {
 }
 
 /**
- * The WebSocket close codes of `orbit.events.v1` (spec/README.md, Close codes) that say "try
- * again": going away (1001, shutdown), cut without a close frame (1006), unexpected server
- * condition (1011), service restart (1012), try again later (1013).
+ * The WebSocket close codes of `orbit.events.v1` that say "try again" (spec/README.md "Close
+ * codes"; the table is `CLOSE_CODES` in `@orbit/spec/errors`).
  */
-export const RETRYABLE_CLOSE_CODES: ReadonlySet<number> = new Set([1001, 1006, 1011, 1012, 1013]);
+export { RETRYABLE_CLOSE_CODES };
 
 /** Close codes that say this side broke the protocol or a limit: sending the same again fails again. */
 const VIOLATION_CLOSE_CODES: ReadonlySet<number> = new Set([1002, 1003, 1007, 1008, 1009, 1010]);

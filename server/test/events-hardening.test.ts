@@ -227,6 +227,20 @@ describe.each(STORES)('event engine hardening on %s', (kind) => {
       expect(consuming.after.acks.filter(late)).toEqual([]);
     });
 
+    it('closes a connection whose token a rotation replaced once the grace period ends; the new token goes on', async () => {
+      const { boot, sub, s: old } = await consumer();
+      const rotated = await server.orbit.store.rotateCredential(boot.credential_id, 1500);
+      if (!('token' in rotated)) throw new Error(`rotation failed: ${JSON.stringify(rotated)}`);
+      const fresh = await open(rotated.token);
+      await fresh.hello(sub.id, 1);
+      const error = await old.next((f) => f.type === 'error', 6000);
+      expect(error.error!.code).toBe('UNAUTHENTICATED');
+      expect(error.error!.message).toMatch(/rotation/);
+      expect((await old.waitClosed()).code).toBe(1008);
+      expect((await fresh.reply(fresh.send('events.ping', {}))).type).toBe('ack');
+      expect(fresh.closed).toBeNull();
+    });
+
     it('closes with PERMISSION_DENIED when events:consume is withdrawn, NOT_FOUND when the queue leaves the scope', async () => {
       const denied = await consumer();
       await server.orbit.store.db.run("UPDATE credentials SET permissions = 'events:read' WHERE id = ?", [denied.boot.credential_id]);

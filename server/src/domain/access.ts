@@ -6,9 +6,19 @@
  * A pure decision over what the store loaded; the engine acts on it (error frame, then close).
  */
 
+export interface CredentialState {
+  readonly revoked: boolean;
+  readonly permissions: ReadonlySet<string>;
+  /** Digest of the current token. */
+  readonly tokenDigest: string;
+  /** Digest of the token a rotation replaced, valid until `previousExpiresAt`. */
+  readonly previousTokenDigest: string | null;
+  readonly previousExpiresAt: number | null;
+}
+
 export interface AccessState {
   /** The subscription's owning credential; null when it does not exist. */
-  readonly credential: { readonly revoked: boolean; readonly permissions: ReadonlySet<string> } | null;
+  readonly credential: CredentialState | null;
   /** The subscription; null when it does not exist. */
   readonly subscription: { readonly retired: boolean; readonly enabled: boolean } | null;
   /** Whether the subscription's queue is still in the credential's queue set. */
@@ -21,11 +31,35 @@ export type AccessVerdict = { readonly ok: true } | ({ readonly ok: false } & Ac
 
 const ALLOWED: AccessVerdict = { ok: true };
 
-/** The first rule that fails, in the order the upgrade and the hello check them. */
-export function decideConsumeAccess(state: AccessState): AccessVerdict {
+/**
+ * The session's side of the check: the digest of the token it connected with, and the time
+ * (credential grace periods are set and compared with the node's clock).
+ */
+export interface SessionToken {
+  readonly digest: string;
+  readonly now: number;
+}
+
+/** Whether a token with this digest still authenticates the credential. */
+export function tokenValid(credential: CredentialState, token: SessionToken): boolean {
+  if (token.digest === credential.tokenDigest) return true;
+  return (
+    token.digest === credential.previousTokenDigest && credential.previousExpiresAt !== null && credential.previousExpiresAt > token.now
+  );
+}
+
+/**
+ * The first rule that fails, in the order the upgrade and the hello check them. With `token`, a
+ * session that connected with a token a rotation replaced is refused once its grace period ends.
+ */
+export function decideConsumeAccess(state: AccessState, token?: SessionToken): AccessVerdict {
   if (state.subscription === null) return { ok: false, code: 'NOT_FOUND', message: 'the subscription does not exist' };
-  if (state.credential === null || state.credential.revoked)
+  if (state.credential === null || state.credential.revoked) {
     return { ok: false, code: 'UNAUTHENTICATED', message: 'the credential was revoked' };
+  }
+  if (token && !tokenValid(state.credential, token)) {
+    return { ok: false, code: 'UNAUTHENTICATED', message: 'the token was replaced by a rotation and its grace period is over' };
+  }
   if (!state.credential.permissions.has('events:consume')) {
     return { ok: false, code: 'PERMISSION_DENIED', message: 'the credential lost the events:consume permission' };
   }

@@ -1,21 +1,25 @@
 /**
  * @module
- * Consume access of this node's sessions, at most `maxStalenessMs` stale (spec/README.md
- * "Authorization while connected"). Every claim and every ACK asks here first; one query serves all
- * subscriptions of the node, at most once per staleness interval, and a timer re-checks at that
- * interval so that a revoked credential's connections close within about that time even when they
- * neither claim nor ACK. Staleness counts from when a query was sent, not when it answered.
+ * Consume access of this node's sessions (spec/README.md "Authorization while connected"). Every
+ * claim and every ACK asks here first. An allowing answer may be up to `maxStalenessMs` old; a
+ * refusing one is confirmed by a query sent after the question was asked, so a cache that predates
+ * a rotation never refuses the new token. One query serves every subscription of the node, and a
+ * timer re-checks at the staleness interval so that a revoked credential's connections close within
+ * about that time even when they neither claim nor ACK. Staleness counts from when a query was
+ * sent, not from when it answered.
  */
 import { type AccessState, type AccessVerdict, decideConsumeAccess } from '../domain/access.ts';
 
 /** The staleness bound: authorization a claim or ACK acts on is at most this old. */
 export const ACCESS_MAX_STALENESS_MS = 1000;
 
+const GONE: AccessVerdict = { ok: false, code: 'NOT_FOUND', message: 'the subscription is no longer in scope' };
+
 export class AccessView {
-  private verdicts = new Map<string, AccessVerdict>();
-  /** performance.now() when the query behind `verdicts` was sent. */
+  private states = new Map<string, AccessState>();
+  /** performance.now() when the query behind `states` was sent. */
   private checkedAt = Number.NEGATIVE_INFINITY;
-  private inFlight: Promise<void> | null = null;
+  private inFlight: { readonly sentAt: number; readonly ids: ReadonlySet<string>; readonly done: Promise<void> } | null = null;
 
   constructor(
     private readonly load: (subscriptionIds: readonly string[]) => Promise<Map<string, AccessState>>,
@@ -24,40 +28,54 @@ export class AccessView {
     private readonly maxStalenessMs = ACCESS_MAX_STALENESS_MS,
   ) {}
 
-  /** The verdict for a subscription, refreshed first when the cached one is too old or absent. */
-  async verdict(subscriptionId: string): Promise<AccessVerdict> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const cached = this.verdicts.get(subscriptionId);
-      if (cached && performance.now() - this.checkedAt <= this.maxStalenessMs) return cached;
-      await this.refresh(subscriptionId);
+  /**
+   * The verdict for a session of a subscription, by the digest of the token it connected with:
+   * from the cache when it allows and is fresh enough, else from a query sent after this call.
+   */
+  async verdict(subscriptionId: string, tokenDigest?: string): Promise<AccessVerdict> {
+    const asked = performance.now();
+    if (this.states.has(subscriptionId) && asked - this.checkedAt <= this.maxStalenessMs) {
+      const cached = this.decide(subscriptionId, tokenDigest);
+      if (cached.ok) return cached;
     }
-    return this.verdicts.get(subscriptionId) ?? { ok: false, code: 'NOT_FOUND', message: 'the subscription is no longer in scope' };
+    await this.refresh(asked, subscriptionId);
+    return this.decide(subscriptionId, tokenDigest);
+  }
+
+  /** The verdict from the state in hand (no I/O); a subscription never loaded is out of scope. */
+  decide(subscriptionId: string, tokenDigest?: string): AccessVerdict {
+    const state = this.states.get(subscriptionId);
+    if (!state) return GONE;
+    return decideConsumeAccess(state, tokenDigest === undefined ? undefined : { digest: tokenDigest, now: Date.now() });
   }
 
   /**
-   * Loads every subscription of the node (and `extra`) in one query. A refresh already running is
-   * joined unless it cannot answer for `extra`.
+   * Makes `states` the answer of a query sent at or after `notBefore` that covers `extra` and
+   * every subscription of the node: joins the running one when it qualifies, else sends one.
    */
-  async refresh(extra?: string): Promise<Map<string, AccessVerdict>> {
-    while (this.inFlight) {
-      await this.inFlight.catch(() => undefined);
-      if (extra === undefined || this.verdicts.has(extra)) return this.verdicts;
+  async refresh(notBefore = performance.now(), extra?: string): Promise<void> {
+    for (;;) {
+      const running = this.inFlight;
+      if (!running) break;
+      await running.done.catch(() => undefined);
+      if (running.sentAt >= notBefore && (extra === undefined || running.ids.has(extra))) return;
     }
-    const sentAt = performance.now();
+    if (this.checkedAt >= notBefore && (extra === undefined || this.states.has(extra))) return;
     const ids = new Set(this.subscriptions());
     if (extra !== undefined) ids.add(extra);
-    const run = this.load([...ids]).then((states) => {
-      const next = new Map<string, AccessVerdict>();
-      for (const [id, state] of states) next.set(id, decideConsumeAccess(state));
-      this.verdicts = next;
-      this.checkedAt = sentAt;
+    const sentAt = performance.now();
+    const done = this.load([...ids]).then((states) => {
+      if (sentAt >= this.checkedAt) {
+        this.states = states;
+        this.checkedAt = sentAt;
+      }
     });
+    const run = { sentAt, ids, done };
     this.inFlight = run;
     try {
-      await run;
+      await done;
     } finally {
       if (this.inFlight === run) this.inFlight = null;
     }
-    return this.verdicts;
   }
 }

@@ -155,11 +155,12 @@ export class EventGateway {
   private async checkAccess(): Promise<void> {
     if (this.sessionCount === 0) return;
     try {
-      const verdicts = await this.access.refresh();
-      for (const session of this.sessions) {
-        if (session.sessionId === null) continue;
-        const verdict = verdicts.get(session.subscriptionId);
-        if (verdict && !verdict.ok) session.fail(verdict.code, verdict.message);
+      await this.access.refresh();
+      for (const session of [...this.sessions]) {
+        if (session.sessionId === null || this.access.decide(session.subscriptionId, session.tokenDigest).ok) continue;
+        // Confirmed by a query sent now: the session may have connected after the one above was sent.
+        const verdict = await this.access.verdict(session.subscriptionId, session.tokenDigest);
+        if (!verdict.ok) session.fail(verdict.code, verdict.message);
       }
     } catch (error) {
       // The next claim or ACK meets the same failure and reports it to its session.

@@ -54,6 +54,8 @@ export class Session implements Claimant {
   sessionId: string | null = null;
   subscriptionId = '';
   readonly applicationId: string;
+  /** The digest of the token the connection authenticated with (a rotation may retire it). */
+  readonly tokenDigest: string | undefined;
   /** A valid frame arrived since the node's last heartbeat (the session's `last_seen_at`). */
   active = false;
   private capacity = 0;
@@ -78,6 +80,7 @@ export class Session implements Claimant {
     private readonly deps: SessionDeps,
   ) {
     this.applicationId = principal.applicationId;
+    this.tokenDigest = principal.tokenDigest;
     this.reads = new ReadQueue<Task>(
       READ_QUEUE,
       (task) => this.run(task),
@@ -109,15 +112,17 @@ export class Session implements Claimant {
   }
 
   async claim(group: readonly Claimant[]): Promise<boolean> {
-    const sessions = [this, ...(group as Session[])].filter((s) => !s.closing && s.sessionId !== null);
+    let sessions = [this, ...(group as Session[])].filter((s) => !s.closing && s.sessionId !== null);
     if (!sessions.includes(this)) return false;
     let outcome: ClaimOutcome;
     try {
-      const verdict = await this.deps.access.verdict(this.subscriptionId);
-      if (!verdict.ok) {
-        for (const s of sessions) s.fail(verdict.code, verdict.message);
-        return false;
-      }
+      // Each session by its own token: one of them may have connected with a token since rotated out.
+      const verdicts = await Promise.all(sessions.map((s) => this.deps.access.verdict(s.subscriptionId, s.tokenDigest)));
+      sessions = sessions.filter((s, i) => {
+        const verdict = verdicts[i]!;
+        if (!verdict.ok) s.fail(verdict.code, verdict.message);
+        return verdict.ok;
+      });
       const requests = sessions.map((s) => ({ session: s, room: s.room() })).filter((r) => r.room > 0);
       if (requests.length === 0) return false;
       outcome = await this.deps.store.claim({
@@ -250,7 +255,7 @@ export class Session implements Claimant {
   }
 
   private async ack(frame: Extract<ClientFrame, { type: 'event.ack' }>): Promise<void> {
-    const verdict = await this.deps.access.verdict(this.subscriptionId);
+    const verdict = await this.deps.access.verdict(this.subscriptionId, this.tokenDigest);
     if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
     const outcome = await this.deps.acks.submit({
       subscriptionId: this.subscriptionId,
@@ -291,7 +296,8 @@ export class Session implements Claimant {
   /** A ping re-checks the credential and the subscription from the database before answering (seed §7). */
   private async ping(frame: Extract<ClientFrame, { type: 'events.ping' }>): Promise<void> {
     const state = (await this.deps.store.accessOf([this.subscriptionId])).get(this.subscriptionId)!;
-    const verdict = decideConsumeAccess(state);
+    const token = this.tokenDigest === undefined ? undefined : { digest: this.tokenDigest, now: Date.now() };
+    const verdict = decideConsumeAccess(state, token);
     if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
     const enabled = state.subscription!.enabled;
     const resumed = enabled && !this.enabled;

@@ -7,7 +7,7 @@
  * times are the database's clock.
  */
 import type { AccessState } from '../domain/access.ts';
-import { num, PHRASES, type Database, type Sql } from './sql.ts';
+import { num, numOrNull, PHRASES, type Database, type Sql } from './sql.ts';
 
 export interface NodeInfo {
   readonly id: string;
@@ -91,6 +91,7 @@ export async function accessOf(db: Sql, subscriptionIds: readonly string[]): Pro
   if (subscriptionIds.length === 0) return states;
   const rows = await db.all(
     `SELECT s.id, s.retired_at, s.enabled, c.id AS credential_id, c.revoked_at, c.permissions,
+            c.token_digest, c.previous_token_digest, c.previous_token_expires_at,
             (SELECT COUNT(*) FROM credential_queues q WHERE q.credential_id = s.credential_id AND q.queue_id = s.queue_id) AS in_scope
        FROM subscriptions s LEFT JOIN credentials c ON c.id = s.credential_id
       WHERE s.id IN (${subscriptionIds.map(() => '?').join(', ')})`,
@@ -101,7 +102,14 @@ export async function accessOf(db: Sql, subscriptionIds: readonly string[]): Pro
       credential:
         row.credential_id === null || row.credential_id === undefined
           ? null
-          : { revoked: row.revoked_at !== null && row.revoked_at !== undefined, permissions: new Set(String(row.permissions).split(',')) },
+          : {
+              revoked: row.revoked_at !== null && row.revoked_at !== undefined,
+              permissions: new Set(String(row.permissions).split(',')),
+              tokenDigest: String(row.token_digest),
+              previousTokenDigest:
+                row.previous_token_digest === null || row.previous_token_digest === undefined ? null : String(row.previous_token_digest),
+              previousExpiresAt: numOrNull(row.previous_token_expires_at),
+            },
       subscription: { retired: row.retired_at !== null && row.retired_at !== undefined, enabled: num(row.enabled) === 1 },
       queueInScope: num(row.in_scope) > 0,
     });
