@@ -32,7 +32,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           sequence: { groupOrder: 1 },
-          include: ['{server,client,conformance}/test/**/*.test.ts'],
+          include: ['{server,client,conformance}/test/**/*.test.ts', 'consumer/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 60_000,
           // Real servers and databases: two cores, so at most two files at once.
