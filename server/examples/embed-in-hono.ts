@@ -5,18 +5,17 @@
  *   PORT=3000 ORBIT_DATABASE_URL=sqlite:./orbit.db node embed-in-hono.js
  *
  * Orbit's settings come from the environment as for `orbit serve` (`ORBIT_*`); the host keeps its
- * own port. On SIGINT or SIGTERM it closes gracefully: Orbit's event connections first, then the
- * listener, then the store.
+ * own port. On SIGINT or SIGTERM it closes gracefully: the listener stops accepting while Orbit
+ * closes its event connections and then its store.
  */
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
-import { createOrbit, loadSettings, Store } from '@orbit/server';
+import { loadSettings, openOrbit } from '@orbit/server';
 import { Hono } from 'hono';
 import { WebSocketServer } from 'ws';
 
-const settings = loadSettings(process.env);
-const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
-const orbit = createOrbit({ store, settings, basePath: '/orbit' });
+// Opens the database of ORBIT_DATABASE_URL (migrating it) and serves everything under /orbit.
+const orbit = await openOrbit(loadSettings(process.env), { basePath: '/orbit' });
 
 // The host app: its own routes and its own 404, and Orbit's routes merged in under /orbit.
 const host = new Hono();
@@ -40,14 +39,12 @@ const port = Number(process.env.PORT ?? 3000);
 server.listen(port, '127.0.0.1', () => console.log(`host on http://127.0.0.1:${port}, Orbit on http://127.0.0.1:${port}/orbit`));
 
 const shutdown = async (): Promise<void> => {
-  orbit.beginShutdown();
-  await orbit.close();
-  echo.close();
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeIdleConnections();
-  });
-  await store.drain();
-  await store.close();
+  orbit.beginShutdown(); // /orbit/readyz answers 503, new event connections are refused
+  const listenerClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  for (const ws of echo.clients) ws.close(1001);
+  await orbit.close(); // event connections close with 1001, background jobs stop, then the store closes
+  server.closeIdleConnections(); // keep-alive connections that went idle meanwhile
+  await listenerClosed;
 };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void shutdown().then(() => process.exit(0)));

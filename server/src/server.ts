@@ -120,6 +120,24 @@ export function createOrbit(options: OrbitOptions): Orbit {
   };
 }
 
+/**
+ * Opens the store that `settings.databaseUrl` names (applying migrations) and creates Orbit on
+ * it: what a host app calls to embed Orbit (docs/embedding.md). Its `close()` also drains and
+ * closes that store, after Orbit's own shutdown.
+ */
+export async function openOrbit(settings: Settings, options: Omit<OrbitOptions, 'store' | 'settings'> = {}): Promise<Orbit> {
+  const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
+  const orbit = createOrbit({ ...options, store, settings });
+  return {
+    ...orbit,
+    async close() {
+      await orbit.close();
+      await store.drain();
+      await store.close();
+    },
+  };
+}
+
 export interface RunningServer {
   readonly orbit: Orbit;
   readonly server: Server;

@@ -466,4 +466,36 @@ describe('operations console in Chromium (sqlite)', () => {
     expect(pageErrors).toEqual([]);
     expect(consoleErrors).toEqual([]);
   });
+
+  it('works under a base path: Orbit mounted at /orbit in a host app', async () => {
+    const prefixed = createOrbit({ store, settings: loadSettings({}, { listen: '127.0.0.1:0', databaseUrl: db.url }), basePath: '/orbit' });
+    const host = new Hono();
+    host.get('/', (c) => c.text('host'));
+    host.route('/', prefixed.app as unknown as Hono);
+    const hostServer = createAdaptorServer({ fetch: host.fetch }) as Server;
+    await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
+    const hostBase = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
+    const prefixedPage = await browser.newPage();
+    const errors: string[] = [];
+    const requests: string[] = [];
+    prefixedPage.on('pageerror', (error) => errors.push(String(error)));
+    prefixedPage.on('request', (request) => requests.push(new URL(request.url()).pathname));
+    try {
+      await prefixedPage.goto(`${hostBase}/orbit/console`);
+      await prefixedPage.getByLabel('API token').fill(owner.token);
+      await prefixedPage.getByLabel('API token').press('Enter');
+      await prefixedPage.getByLabel('Queue ID').fill(queueId);
+      await prefixedPage.getByRole('button', { name: 'List subscriptions' }).click();
+      await prefixedPage.locator('#subscriptions-table tbody th a', { hasText: 'orders-results' }).waitFor();
+      // Every asset and every API call stayed under the prefix.
+      expect(requests.filter((path) => !path.startsWith('/orbit/'))).toEqual([]);
+      expect(requests).toContain('/orbit/v1/subscriptions');
+      expect(errors).toEqual([]);
+    } finally {
+      await prefixedPage.close();
+      hostServer.closeAllConnections();
+      await new Promise<void>((resolve) => hostServer.close(() => resolve()));
+      await prefixed.close();
+    }
+  });
 });
