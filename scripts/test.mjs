@@ -66,7 +66,7 @@ ensureChromium();
 
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 run('npx', ['biome', 'ci', '--reporter=summary', '.']);
-run('npx', ['tsx', 'scripts/generate.ts', '--check']);
+run('npx', ['tsx', '--conditions=@orbit/source', 'scripts/generate.ts', '--check']);
 run('npx', ['redocly', 'lint', 'spec/openapi.yaml'], { env });
 run(process.execPath, ['scripts/build.mjs']);
 run('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
