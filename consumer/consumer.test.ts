@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { SERVER_ENV, SUITE_SETTINGS } from '../conformance/test/target.ts';
+import { runningServerConfig, SERVER_ENV } from '../conformance/test/target.ts';
 import { freePort } from '../server/test/processes.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
@@ -263,17 +263,7 @@ describe('the published packages, installed into a fresh project', () => {
   });
 
   it('npx orbit-conformance passes against npx orbit serve', () => {
-    const orbit = 'npx --no-install orbit';
-    const config = {
-      baseUrl: orbitUrl,
-      bootstrap: {
-        command: `${orbit} bootstrap --namespace {namespace} --application {application} --queue conformance-a --queue conformance-b --permissions {permissions} --json --database '${database}'`,
-      },
-      publish: { method: 'http' },
-      retention: { command: `${orbit} prune --before-sequence {before_sequence} --database '${database}'` },
-      ...SUITE_SETTINGS,
-      features: [...SUITE_SETTINGS.features, 'retention'],
-    };
+    const config = runningServerConfig(orbitUrl, 'npx --no-install orbit', database);
     writeFileSync(join(project, 'conformance.json'), JSON.stringify(config));
     const run = npx(['orbit-conformance', '--config', 'conformance.json', '--known-failing', KNOWN_FAILING]);
     expect(run.status, run.stdout + run.stderr).toBe(0);

@@ -103,24 +103,20 @@ export function generateAsyncApi(events: JsonObject, openapi: JsonObject): JsonO
   }
   const channelMessage = (frame: string): JsonObject => ({ $ref: `#/channels/${CHANNEL}/messages/${frame}` });
 
+  const operation = (action: 'receive' | 'send', frame: string): JsonObject => ({
+    action,
+    channel: { $ref: `#/channels/${CHANNEL}` },
+    summary: String((defs[frame] as JsonObject).description ?? ''),
+    messages: [channelMessage(frame)],
+  });
   const operations: JsonObject = {};
   for (const frame of clientFrames) {
     operations[OPERATION_NAMES[frame] ?? `receive${frame}`] = {
-      action: 'receive',
-      channel: { $ref: `#/channels/${CHANNEL}` },
-      summary: String((defs[frame] as JsonObject).description ?? ''),
-      messages: [channelMessage(frame)],
+      ...operation('receive', frame),
       reply: { channel: { $ref: `#/channels/${CHANNEL}` }, messages: (REPLIES[frame] ?? []).map(channelMessage) },
     };
   }
-  for (const frame of UNSOLICITED) {
-    operations[OPERATION_NAMES[frame] ?? `send${frame}`] = {
-      action: 'send',
-      channel: { $ref: `#/channels/${CHANNEL}` },
-      summary: String((defs[frame] as JsonObject).description ?? ''),
-      messages: [channelMessage(frame)],
-    };
-  }
+  for (const frame of UNSOLICITED) operations[OPERATION_NAMES[frame] ?? `send${frame}`] = operation('send', frame);
 
   const schemas: JsonObject = {};
   for (const [name, schema] of Object.entries(defs)) schemas[name] = moveRefs(schema);

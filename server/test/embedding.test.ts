@@ -3,7 +3,7 @@
  * of docs/embedding.md), as a real process: the host's routes, its 404 and its own WebSocket
  * endpoint keep working beside Orbit, Orbit's envelope covers only its prefix, the console and the
  * OpenAPI document work under the prefix, and the conformance suite passes against
- * `http://127.0.0.1:PORT/orbit`.
+ * `http://127.0.0.1:PORT/orbit`. A server that is Orbit's alone still refuses other upgrade paths.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parse } from 'yaml';
 import { ALL_CASES, parseKnownFailing } from '../../conformance/src/index.ts';
-import { SERVER_ENV, SUITE_SETTINGS } from '../../conformance/test/target.ts';
-import { freshDatabase, STORES, type TestDatabase } from './harness.ts';
+import { runningServerConfig, SERVER_ENV } from '../../conformance/test/target.ts';
+import { freshDatabase, startTestServer, STORES, type TestDatabase } from './harness.ts';
 import { cleanEnv, freePort, ORBIT_BIN } from './processes.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,6 +34,23 @@ function run(args: string[], timeoutMs: number): Promise<{ code: number | null; 
       clearTimeout(timer);
       resolve({ code, output });
     });
+  });
+}
+
+/** The status and body with which a server refuses an upgrade (or 101 when it accepts). */
+function refusedUpgrade(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, 'orbit.events.v1');
+    ws.once('unexpected-response', (_request, response) => {
+      let body = '';
+      response.on('data', (c: Buffer) => (body += c.toString()));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    ws.once('open', () => {
+      ws.close();
+      resolve({ status: 101, body: '' });
+    });
+    ws.once('error', (error) => (error.message.includes('Unexpected server response') ? undefined : reject(error)));
   });
 }
 
@@ -136,17 +153,7 @@ describe.each(STORES)('Orbit under /orbit in a host Hono app (%s)', (kind) => {
   it('passes the conformance suite against http://127.0.0.1:PORT/orbit', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'orbit-embed-conformance-'));
     try {
-      const orbit = `node ${JSON.stringify(ORBIT_BIN)}`;
-      const config = {
-        baseUrl: `${origin}/orbit`,
-        bootstrap: {
-          command: `${orbit} bootstrap --namespace {namespace} --application {application} --queue conformance-a --queue conformance-b --permissions {permissions} --json --database '${database.url}'`,
-        },
-        publish: { method: 'http' },
-        retention: { command: `${orbit} prune --before-sequence {before_sequence} --database '${database.url}'` },
-        ...SUITE_SETTINGS,
-        features: [...SUITE_SETTINGS.features, 'retention'],
-      };
+      const config = runningServerConfig(`${origin}/orbit`, `node ${JSON.stringify(ORBIT_BIN)}`, database.url);
       writeFileSync(join(dir, 'conformance.json'), JSON.stringify(config));
       const cli = join(REPO, 'conformance/bin/orbit-conformance.mjs');
       const { code, output: report } = await run(
@@ -160,4 +167,17 @@ describe.each(STORES)('Orbit under /orbit in a host Hono app (%s)', (kind) => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 620_000);
+});
+
+describe.each(STORES)('a server that is Orbit alone (%s)', (kind) => {
+  it('answers an upgrade for any other path with the NOT_FOUND envelope', async () => {
+    const server = await startTestServer(kind);
+    try {
+      const { status, body } = await refusedUpgrade(`${server.url.replace(/^http/, 'ws')}/v1/events/elsewhere`);
+      expect(status).toBe(404);
+      expect(JSON.parse(body).error.code).toBe('NOT_FOUND');
+    } finally {
+      await server.stop();
+    }
+  });
 });
