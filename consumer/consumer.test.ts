@@ -221,10 +221,16 @@ describe('the published packages, installed into a fresh project', () => {
     expect(existsSync(join(project, 'node_modules/tsx')), 'tsx installed').toBe(false);
   });
 
-  it('npx orbit serve answers /readyz', async () => {
+  it('npx orbit serve answers /readyz and serves its OpenAPI document', async () => {
     const res = await fetch(`${orbitUrl}/readyz`);
     expect(res.status).toBe(200);
     expect(((await res.json()) as { data: unknown }).data).toEqual({ status: 'ready' });
+    const document = (await (await fetch(`${orbitUrl}/v1/openapi.json`)).json()) as { openapi: string; servers: { url: string }[] };
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.servers.map((s) => s.url)).toEqual(['/']);
+    // The JSON rendering that @orbit/spec ships is the same document.
+    const shipped = JSON.parse(readFileSync(join(project, 'node_modules/@orbit/spec/dist/openapi.json'), 'utf8'));
+    expect({ ...shipped, servers: [] }).toEqual({ ...document, servers: [] });
   });
 
   it('plain node imports @orbit/client, and its management client talks to the server', () => {

@@ -7,7 +7,8 @@
  * to docs/images/console-*.png.
  *
  * Chromium is required: without /usr/bin/chromium this file fails (install it with
- * `apt-get install -y --no-install-recommends chromium`; `.ci/run` does that in CI).
+ * `apt-get install -y --no-install-recommends chromium`; `npm test` does that itself as root on
+ * Debian, and otherwise stops before the tests with that command).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
