@@ -102,7 +102,7 @@ describe('the published packages, installed into a fresh project', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'orbit-consumer-'));
-    ok(sh(process.execPath, ['scripts/build.mjs'], REPO), 'npm run build');
+    ok(sh(process.execPath, ['scripts/build.mjs', '--clean'], REPO), 'npm run build -- --clean');
     const packs = join(dir, 'packs');
     mkdirSync(packs);
     packed = JSON.parse(

@@ -3,14 +3,20 @@
 // source maps). `tsc -b` builds the projects of tsconfig.build.json in reference order and
 // incrementally; then the files tsc does not emit are copied or rendered next to the output:
 // the generated validators (already JavaScript), the console's static files, and the JSON
-// rendering of the OpenAPI document.
+// rendering of the OpenAPI document. `--clean` first removes every `dist/`, so that nothing of a
+// deleted source survives in what is packed (the consumer test builds that way).
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const at = (path) => `${root}${path}`;
+
+if (process.argv.includes('--clean')) {
+  for (const workspace of ['spec', 'generated', 'server', 'client', 'conformance'])
+    rmSync(at(`${workspace}/dist`), { recursive: true, force: true });
+}
 
 // First, because the packages that import @orbit/generated compile against its dist/.
 mkdirSync(at('generated/dist'), { recursive: true });
