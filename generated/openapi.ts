@@ -292,6 +292,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document
+         * @description No authentication and no permission. This OpenAPI document as JSON, as the server that answers
+         *     implements it. The success body is the document itself, not an envelope (like the Prometheus
+         *     text of `GET /metrics`); a refusal is an envelope like everywhere. `servers` names the path
+         *     prefix the server is mounted under (`/` when it is not embedded under a prefix), relative to
+         *     the document's own origin. The WebSocket frames are described by `events.schema.json` and by
+         *     the AsyncAPI document that is generated from it; neither is served.
+         */
+        get: operations["GetOpenApiDocument"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1285,6 +1310,29 @@ export interface operations {
                 };
             };
             503: components["responses"]["Unavailable"];
+        };
+    };
+    GetOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document of this server. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
         };
     };
     GetHealth: {

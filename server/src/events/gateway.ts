@@ -97,6 +97,8 @@ export class EventGateway {
     private readonly settings: Settings,
     private readonly log: SessionDeps['log'],
     private readonly hooks?: EngineHooks,
+    /** The upgrade path this gateway owns: CONNECT_PATH under the app's base path. */
+    private readonly connectPath: string = CONNECT_PATH,
   ) {
     this.pool = new ClaimPool(undefined, (error) => log('error', 'claim pool error', { error: String(error) }));
     this.access = new AccessView(
@@ -231,15 +233,29 @@ export class EventGateway {
     }
   }
 
-  attach(server: Server): void {
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(request, socket, head));
+  /** Whether an upgrade request is for Orbit's own path (the query string aside). */
+  owns(request: IncomingMessage): boolean {
+    return (request.url ?? '').split('?')[0] === this.connectPath;
+  }
+
+  /**
+   * Handles the upgrades of `server` for Orbit's path. Every other upgrade is left to the server's
+   * other `upgrade` listeners (a host app's own WebSocket endpoints), unless `refuseOthers`: then it
+   * gets the NOT_FOUND envelope, for a server that is Orbit's alone.
+   */
+  attach(server: Server, options: { refuseOthers?: boolean } = {}): void {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (this.owns(request)) void this.upgrade(request, socket, head);
+      else if (options.refuseOthers) {
+        socket.on('error', () => socket.destroy());
+        this.refuse(socket, new OrbitError('NOT_FOUND', `no route for ${(request.url ?? '').split('?')[0]}`));
+      }
+    });
   }
 
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     const url = request.url ?? '';
-    const path = url.split('?')[0];
-    if (path !== CONNECT_PATH) return this.refuse(socket, new OrbitError('NOT_FOUND', `no route for ${path}`));
     if (!this.accepting) return this.refuse(socket, new OrbitError('UNAVAILABLE', 'the server is shutting down'));
     if (url.includes('?'))
       return this.refuse(
