@@ -36,6 +36,24 @@ export const SUITE_SETTINGS = {
   features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history'],
 };
 
+/**
+ * A CLI configuration for a server that is already running at `baseUrl` on `databaseUrl`:
+ * credentials through `<orbit> bootstrap`, retention through `<orbit> prune` (`orbit` is the
+ * command that runs the orbit CLI), and the suite's settings.
+ */
+export function runningServerConfig(baseUrl: string, orbit: string, databaseUrl: string): Record<string, unknown> {
+  return {
+    baseUrl,
+    bootstrap: {
+      command: `${orbit} bootstrap --namespace {namespace} --application {application} --queue conformance-a --queue conformance-b --permissions {permissions} --json --database '${databaseUrl}'`,
+    },
+    publish: { method: 'http' },
+    retention: { command: `${orbit} prune --before-sequence {before_sequence} --database '${databaseUrl}'` },
+    ...SUITE_SETTINGS,
+    features: [...SUITE_SETTINGS.features, 'retention'],
+  };
+}
+
 export interface Target {
   readonly server: TestServer;
   /** A configuration object for the CLI (tokens and queue ids filled in). */

@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
+import { basePath } from '../http.ts';
 import { leased, listAll, randomHex } from './helpers.ts';
 
 const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
@@ -158,7 +159,7 @@ export const faultCases: ConformanceCase[] = [
     async run(ctx) {
       const name = ctx.name();
       const body = JSON.stringify({ name, queue_id: ctx.queue });
-      const head = `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: cf-${randomHex()}\r\nContent-Length: ${body.length + 40}\r\n\r\n`;
+      const head = `POST ${basePath(ctx.config.baseUrl)}/v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: cf-${randomHex()}\r\nContent-Length: ${body.length + 40}\r\n\r\n`;
       await rawExchange(ctx, head + body, { destroyAfterSend: true, waitMs: 1_000 });
       ctx.expectData(await ctx.get(null, '/healthz'), 200, 'GET /healthz after the cut request');
       const listed = await listAll(ctx, 'full', '/v1/subscriptions', `queue_id=${ctx.queue}`, 3);
@@ -176,7 +177,7 @@ export const faultCases: ConformanceCase[] = [
     features: ['request-timeout'],
     timeoutMs: (t) => 20_000 + 2 * t.requestTimeoutMs,
     async run(ctx) {
-      const head = `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: cf-${randomHex()}\r\nContent-Length: 100\r\n\r\n{"name":`;
+      const head = `POST ${basePath(ctx.config.baseUrl)}/v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: cf-${randomHex()}\r\nContent-Length: 100\r\n\r\n{"name":`;
       const { response } = await rawExchange(ctx, head, { waitMs: ctx.timing.requestTimeoutMs + 4_000 });
       ctx.check(
         /^HTTP\/1\.1 503 /.test(response),
