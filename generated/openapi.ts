@@ -148,6 +148,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscriptions/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription id. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the connected sessions of a subscription on every node
+         * @description Permission `events:read`. Orbit's extension to the seed: the event sessions bound to this
+         *     subscription now, on every `orbit serve` node of the deployment, newest first (by connection
+         *     time, then id). Each names its node, its capacity, the leases it holds (LEASED and not ended)
+         *     and when it connected and was last seen, in the database's time. A session appears once its
+         *     `events.welcome` is sent and disappears when it closes; one whose node stopped (crashed, or
+         *     cut off from the database) is no longer listed once that node has been silent for the node
+         *     timeout (`node_ttl_ms`, 15 s), whether or not its row was cleaned up yet. Answered from the
+         *     database, so every node gives the same list. Paging works like the other lists.
+         */
+        get: operations["ListSubscriptionSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -468,6 +498,28 @@ export interface components {
             /** @description `retry` only: the delivery's attempt budget after the retry. */
             attempt_budget?: number;
         };
+        /** @description Orbit extension. One page of connected sessions; `next_cursor` is absent on the last page. */
+        SubscriptionSessionList: {
+            items: components["schemas"]["SubscriptionSession"][];
+            next_cursor?: string;
+        };
+        /**
+         * @description Orbit extension. One event session bound to the subscription. `session_id` is the
+         *     `session_id` of its frames; `node_id` names the `orbit serve` process that holds the
+         *     connection (a new id each time a process starts). Times are the database's clock.
+         */
+        SubscriptionSession: {
+            session_id: components["schemas"]["Id"];
+            node_id: components["schemas"]["Id"];
+            capacity: number;
+            /** @description Deliveries LEASED to this session whose lease has not ended. */
+            leases_held: number;
+            connected_at: components["schemas"]["Timestamp"];
+            /** @description When its node last recorded a valid frame from it (renewed every third of `node_ttl_ms`). */
+            last_seen_at: components["schemas"]["Timestamp"];
+            /** @description When its node last renewed its own row. */
+            node_last_seen_at: components["schemas"]["Timestamp"];
+        };
         /** @description Seed §3. A non-empty audit reason of at most 1024 Unicode characters. */
         Reason: string;
         /** @description Seed §3. All three fields are required. */
@@ -553,6 +605,11 @@ export interface components {
         SubscriptionHistoryEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["SubscriptionHistory"];
+        };
+        /** @description Success envelope of ListSubscriptionSessions. */
+        SubscriptionSessionListEnvelope: {
+            request_id: components["schemas"]["Id"];
+            data: components["schemas"]["SubscriptionSessionList"];
         };
         /** @description Seed §1. Success envelope of ListEventDeliveries. */
         DeliveryListEnvelope: {
@@ -1077,6 +1134,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SubscriptionHistoryEnvelope"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ListSubscriptionSessions: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100; 20 when omitted. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The opaque, tamper-evident `next_cursor` of the previous page, used with the same filters. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /** @description The subscription id. */
+                id: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of sessions. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionSessionListEnvelope"];
                 };
             };
             400: components["responses"]["InvalidArgument"];

@@ -36,6 +36,8 @@ export declare const validateSubscriptionResult: Validator<components["schemas"]
 export declare const validateSubscriptionList: Validator<components["schemas"]["SubscriptionList"]>;
 export declare const validateSubscriptionHistory: Validator<components["schemas"]["SubscriptionHistory"]>;
 export declare const validateSubscriptionHistoryEntry: Validator<components["schemas"]["SubscriptionHistoryEntry"]>;
+export declare const validateSubscriptionSessionList: Validator<components["schemas"]["SubscriptionSessionList"]>;
+export declare const validateSubscriptionSession: Validator<components["schemas"]["SubscriptionSession"]>;
 export declare const validateReason: Validator<components["schemas"]["Reason"]>;
 export declare const validateConfigureSubscriptionRequest: Validator<components["schemas"]["ConfigureSubscriptionRequest"]>;
 export declare const validateRetireSubscriptionRequest: Validator<components["schemas"]["RetireSubscriptionRequest"]>;
@@ -52,6 +54,7 @@ export declare const validateSubscriptionEnvelope: Validator<components["schemas
 export declare const validateSubscriptionResultEnvelope: Validator<components["schemas"]["SubscriptionResultEnvelope"]>;
 export declare const validateSubscriptionListEnvelope: Validator<components["schemas"]["SubscriptionListEnvelope"]>;
 export declare const validateSubscriptionHistoryEnvelope: Validator<components["schemas"]["SubscriptionHistoryEnvelope"]>;
+export declare const validateSubscriptionSessionListEnvelope: Validator<components["schemas"]["SubscriptionSessionListEnvelope"]>;
 export declare const validateDeliveryListEnvelope: Validator<components["schemas"]["DeliveryListEnvelope"]>;
 export declare const validateDeliveryDetailEnvelope: Validator<components["schemas"]["DeliveryDetailEnvelope"]>;
 export declare const validateDeliveryRetryResultEnvelope: Validator<components["schemas"]["DeliveryRetryResultEnvelope"]>;

@@ -7592,44 +7592,9 @@ return errors === 0;
 }
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReason = validate95;
-const schema212 = {"description":"Seed §3. A non-empty audit reason of at most 1024 Unicode characters.","type":"string","minLength":1,"maxLength":1024};
-
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate95.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(typeof data === "string"){
-if(func8(data) > 1024){
-validate95.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data) < 1){
-validate95.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-validate95.errors = vErrors;
-return errors === 0;
-}
-validate95.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const validateConfigureSubscriptionRequest = validate96;
-const schema213 = {"description":"Seed §3. All three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
+export const validateSubscriptionSessionList = validate95;
+const schema212 = {"description":"Orbit extension. One page of connected sessions; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSession"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+const schema213 = {"description":"Orbit extension. One event session bound to the subscription. `session_id` is the\n`session_id` of its frames; `node_id` names the `orbit serve` process that holds the\nconnection (a new id each time a process starts). Times are the database's clock.\n","type":"object","properties":{"session_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"node_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32},"leases_held":{"description":"Deliveries LEASED to this session whose lease has not ended.","type":"integer","minimum":0},"connected_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"last_seen_at":{"description":"When its node last recorded a valid frame from it (renewed every third of `node_ttl_ms`).","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"node_last_seen_at":{"description":"When its node last renewed its own row.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"}},"required":["session_id","node_id","capacity","leases_held","connected_at","last_seen_at","node_last_seen_at"],"additionalProperties":false};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7644,33 +7609,33 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+if((((((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.node_id === undefined) && (missing0 = "node_id"))) || ((data.capacity === undefined) && (missing0 = "capacity"))) || ((data.leases_held === undefined) && (missing0 = "leases_held"))) || ((data.connected_at === undefined) && (missing0 = "connected_at"))) || ((data.last_seen_at === undefined) && (missing0 = "last_seen_at"))) || ((data.node_last_seen_at === undefined) && (missing0 = "node_last_seen_at"))){
 validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
+if(!(((((((key0 === "session_id") || (key0 === "node_id")) || (key0 === "capacity")) || (key0 === "leases_held")) || (key0 === "connected_at")) || (key0 === "last_seen_at")) || (key0 === "node_last_seen_at"))){
 validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.session_id !== undefined){
+let data0 = data.session_id;
 const _errs2 = errors;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate96.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(!pattern4.test(data0)){
+validate96.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7680,11 +7645,21 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.enabled !== undefined){
+if(data.node_id !== undefined){
+let data1 = data.node_id;
 const _errs5 = errors;
-if(typeof data.enabled !== "boolean"){
-validate96.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate96.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid0 = _errs5 === errors;
 }
@@ -7692,32 +7667,122 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data2 = data.reason;
-const _errs7 = errors;
+if(data.capacity !== undefined){
+let data2 = data.capacity;
 const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate96.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func8(data2) > 1024){
-validate96.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 32 || isNaN(data2)){
+validate96.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
 return false;
 }
 else {
-if(func8(data2) < 1){
-validate96.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(data2 < 1 || isNaN(data2)){
+validate96.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
 }
-else {
-validate96.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
-}
-var valid0 = _errs7 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.leases_held !== undefined){
+let data3 = data.leases_held;
+const _errs10 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate96.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate96.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.connected_at !== undefined){
+let data4 = data.connected_at;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(!pattern18.test(data4)){
+validate96.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.last_seen_at !== undefined){
+let data5 = data.last_seen_at;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(!pattern18.test(data5)){
+validate96.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.node_last_seen_at !== undefined){
+let data6 = data.node_last_seen_at;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data6 === "string"){
+if(!pattern18.test(data6)){
+validate96.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate96.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -7734,13 +7799,11 @@ return errors === 0;
 }
 validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateRetireSubscriptionRequest = validate97;
-const schema216 = {"description":"Brief decision 4. Both fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7750,33 +7813,47 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if((data.items === undefined) && (missing0 = "items")){
+validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "expected_revision") || (key0 === "reason"))){
-validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!((key0 === "items") || (key0 === "next_cursor"))){
+validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.items !== undefined){
+let data0 = data.items;
 const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate97.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(errors === _errs2){
+if(Array.isArray(data0)){
+if(data0.length > 100){
+validate95.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate96(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
 }
 }
 else {
-validate97.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7786,25 +7863,18 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.next_cursor !== undefined){
+let data2 = data.next_cursor;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data1 === "string"){
-if(func8(data1) > 1024){
-validate97.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data1) < 1){
-validate97.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func8(data2) < 1){
+validate95.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
-}
 else {
-validate97.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7818,17 +7888,16 @@ var valid0 = true;
 }
 }
 else {
-validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate97.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateRetryDeliveryRequest = validate98;
-const schema219 = {"description":"Seed §4. `expected_revision` is the delivery revision; all three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+export const validateSubscriptionSession = validate98;
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7843,33 +7912,33 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+if((((((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.node_id === undefined) && (missing0 = "node_id"))) || ((data.capacity === undefined) && (missing0 = "capacity"))) || ((data.leases_held === undefined) && (missing0 = "leases_held"))) || ((data.connected_at === undefined) && (missing0 = "connected_at"))) || ((data.last_seen_at === undefined) && (missing0 = "last_seen_at"))) || ((data.node_last_seen_at === undefined) && (missing0 = "node_last_seen_at"))){
 validate98.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+if(!(((((((key0 === "session_id") || (key0 === "node_id")) || (key0 === "capacity")) || (key0 === "leases_held")) || (key0 === "connected_at")) || (key0 === "last_seen_at")) || (key0 === "node_last_seen_at"))){
 validate98.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.session_id !== undefined){
+let data0 = data.session_id;
 const _errs2 = errors;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate98.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(!pattern4.test(data0)){
+validate98.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate98.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate98.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7879,25 +7948,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.node_id !== undefined){
+let data1 = data.node_id;
 const _errs5 = errors;
 const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
-if(func8(data1) > 1024){
-validate98.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data1) < 1){
-validate98.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(!pattern4.test(data1)){
+validate98.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
-}
 else {
-validate98.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate98.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7907,22 +7970,22 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.additional_attempts !== undefined){
-let data2 = data.additional_attempts;
+if(data.capacity !== undefined){
+let data2 = data.capacity;
 const _errs8 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate98.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate98.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 100 || isNaN(data2)){
-validate98.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+if(data2 > 32 || isNaN(data2)){
+validate98.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate98.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate98.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7932,6 +7995,97 @@ var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.leases_held !== undefined){
+let data3 = data.leases_held;
+const _errs10 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate98.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate98.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.connected_at !== undefined){
+let data4 = data.connected_at;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(!pattern18.test(data4)){
+validate98.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate98.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.last_seen_at !== undefined){
+let data5 = data.last_seen_at;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(!pattern18.test(data5)){
+validate98.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate98.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.node_last_seen_at !== undefined){
+let data6 = data.node_last_seen_at;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data6 === "string"){
+if(!pattern18.test(data6)){
+validate98.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate98.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -7948,8 +8102,8 @@ return errors === 0;
 }
 validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryList = validate99;
-const schema222 = {"description":"Seed §4. One page of deliveries; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+export const validateReason = validate99;
+const schema225 = {"description":"Seed §3. A non-empty audit reason of at most 1024 Unicode characters.","type":"string","minLength":1,"maxLength":1024};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7962,17 +8116,373 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(errors === 0){
+if(typeof data === "string"){
+if(func8(data) > 1024){
+validate99.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data) < 1){
+validate99.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate99.errors = vErrors;
+return errors === 0;
+}
+validate99.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const validateConfigureSubscriptionRequest = validate100;
+const schema226 = {"description":"Seed §3. All three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
+
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate100.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate100.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
+validate100.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate100.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate100.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.enabled !== undefined){
+const _errs5 = errors;
+if(typeof data.enabled !== "boolean"){
+validate100.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data2 = data.reason;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func8(data2) > 1024){
+validate100.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data2) < 1){
+validate100.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate100.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate100.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate100.errors = vErrors;
+return errors === 0;
+}
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateRetireSubscriptionRequest = validate101;
+const schema229 = {"description":"Brief decision 4. Both fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
+
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate101.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "expected_revision") || (key0 === "reason"))){
+validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate101.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate101.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(func8(data1) > 1024){
+validate101.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate101.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate101.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate101.errors = vErrors;
+return errors === 0;
+}
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateRetryDeliveryRequest = validate102;
+const schema232 = {"description":"Seed §4. `expected_revision` is the delivery revision; all three fields are required.","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate102.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(func8(data1) > 1024){
+validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.additional_attempts !== undefined){
+let data2 = data.additional_attempts;
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate102.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 100 || isNaN(data2)){
+validate102.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate102.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliveryList = validate103;
+const schema235 = {"description":"Seed §4. One page of deliveries; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "items") || (key0 === "next_cursor"))){
-validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7984,7 +8494,7 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 100){
-validate99.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate103.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
@@ -8004,7 +8514,7 @@ break;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate103.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8020,12 +8530,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func8(data2) < 1){
-validate99.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate103.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8039,22 +8549,22 @@ var valid0 = true;
 }
 }
 else {
-validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate99.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetail = validate101;
-const schema223 = {"description":"Seed §4. A delivery and its result event; never a lease secret.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
+export const validateDeliveryDetail = validate105;
+const schema236 = {"description":"Seed §4. A delivery and its result event; never a lease secret.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8065,14 +8575,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.event === undefined) && (missing0 = "event"))){
-validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "event"))){
-validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8106,22 +8616,22 @@ var valid0 = true;
 }
 }
 else {
-validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate101.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResult = validate104;
-const schema224 = {"description":"Seed §4. The receipt of a manual retry; a replay returns the original receipt with `deduplicated` true.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
+export const validateDeliveryRetryResult = validate108;
+const schema237 = {"description":"Seed §4. The receipt of a manual retry; a replay returns the original receipt with `deduplicated` true.","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8132,14 +8642,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "deduplicated"))){
-validate104.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8160,7 +8670,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate104.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate108.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -8173,22 +8683,22 @@ var valid0 = true;
 }
 }
 else {
-validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate104.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultRequest = validate106;
-const schema225 = {"description":"Brief decision 2. The server assigns the event id, sequence and occurred_at and builds the snapshot.","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object"},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`)."},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"}},"required":["type","task_id","task_revision"],"additionalProperties":false};
+export const validatePublishResultRequest = validate110;
+const schema238 = {"description":"Brief decision 2. The server assigns the event id, sequence and occurred_at and builds the snapshot.","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object"},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`)."},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"}},"required":["type","task_id","task_revision"],"additionalProperties":false};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8199,14 +8709,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.task_id === undefined) && (missing0 = "task_id"))) || ((data.task_revision === undefined) && (missing0 = "task_revision"))){
-validate106.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "type") || (key0 === "task_id")) || (key0 === "task_revision")) || (key0 === "details")) || (key0 === "result")) || (key0 === "effect_uncertain")) || (key0 === "current_attempt_id"))){
-validate106.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8216,11 +8726,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs2 = errors;
 if(typeof data0 !== "string"){
-validate106.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data0 === "task.succeeded") || (data0 === "task.failed")) || (data0 === "task.cancelled")) || (data0 === "task.needs_review")) || (data0 === "task.requeued"))){
-validate106.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
+validate110.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -8236,12 +8746,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate106.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8258,12 +8768,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data2 === "string"){
 if(!pattern9.test(data2)){
-validate106.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8277,7 +8787,7 @@ if(data.details !== undefined){
 let data3 = data.details;
 const _errs11 = errors;
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-validate106.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate110.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -8289,7 +8799,7 @@ if(valid0){
 if(data.effect_uncertain !== undefined){
 const _errs13 = errors;
 if(typeof data.effect_uncertain !== "boolean"){
-validate106.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate110.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -8305,12 +8815,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(!pattern4.test(data5)){
-validate106.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate110.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate106.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8328,22 +8838,22 @@ var valid0 = true;
 }
 }
 else {
-validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate106.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultResponse = validate107;
-const schema230 = {"description":"Brief decision 2. The appended event; on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
+export const validatePublishResultResponse = validate111;
+const schema243 = {"description":"Brief decision 2. The appended event; on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8354,14 +8864,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.event === undefined) && (missing0 = "event")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "event") || (key0 === "deduplicated"))){
-validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate111.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8382,195 +8892,10 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate107.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate111.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate107.errors = vErrors;
-return errors === 0;
-}
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHealth = validate109;
-const schema231 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
-
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate109.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.status === undefined) && (missing0 = "status")){
-validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "status")){
-validate109.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-validate109.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ok" !== data0){
-validate109.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate109.errors = vErrors;
-return errors === 0;
-}
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateReadiness = validate110;
-const schema232 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
-
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate110.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.status === undefined) && (missing0 = "status")){
-validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "status")){
-validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-validate110.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ready" !== data0){
-validate110.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate110.errors = vErrors;
-return errors === 0;
-}
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateErrorEnvelope = validate111;
-const schema233 = {"description":"Seed §1, §7. The body of every error response.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
-
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate111.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.error === undefined) && (missing0 = "error"))){
-validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "error"))){
-validate111.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate111.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate111.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.error !== undefined){
-const _errs5 = errors;
-if(!(validate58(data.error, {instancePath:instancePath+"/error",parentData:data,parentDataProperty:"error",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
@@ -8589,8 +8914,8 @@ return errors === 0;
 }
 validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionEnvelope = validate113;
-const schema235 = {"description":"Seed §1. Success envelope of GetSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateHealth = validate113;
+const schema244 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8605,52 +8930,29 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+if((data.status === undefined) && (missing0 = "status")){
 validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
+if(!(key0 === "status")){
 validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+validate113.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-}
-else {
-validate113.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+if("ok" !== data0){
+validate113.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
 return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-const _errs5 = errors;
-if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -8666,8 +8968,62 @@ return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionResultEnvelope = validate115;
-const schema237 = {"description":"Seed §1. Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateReadiness = validate114;
+const schema245 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
+
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.status === undefined) && (missing0 = "status")){
+validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "status")){
+validate114.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+validate114.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ready" !== data0){
+validate114.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate114.errors = vErrors;
+return errors === 0;
+}
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateErrorEnvelope = validate115;
+const schema246 = {"description":"Seed §1, §7. The body of every error response.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8682,14 +9038,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.error === undefined) && (missing0 = "error"))){
 validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
+if(!((key0 === "request_id") || (key0 === "error"))){
 validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -8718,10 +9074,10 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.data !== undefined){
+if(data.error !== undefined){
 const _errs5 = errors;
-if(!(validate87(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate58(data.error, {instancePath:instancePath+"/error",parentData:data,parentDataProperty:"error",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8743,8 +9099,8 @@ return errors === 0;
 }
 validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionListEnvelope = validate117;
-const schema239 = {"description":"Seed §1. Success envelope of ListSubscriptions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionEnvelope = validate117;
+const schema248 = {"description":"Seed §1. Success envelope of GetSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8797,8 +9153,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate89(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8820,8 +9176,8 @@ return errors === 0;
 }
 validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionHistoryEnvelope = validate119;
-const schema241 = {"description":"Success envelope of ListSubscriptionHistory.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionHistory"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionResultEnvelope = validate119;
+const schema250 = {"description":"Seed §1. Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8874,8 +9230,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate91(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate87(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8897,8 +9253,8 @@ return errors === 0;
 }
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryListEnvelope = validate121;
-const schema243 = {"description":"Seed §1. Success envelope of ListEventDeliveries.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionListEnvelope = validate121;
+const schema252 = {"description":"Seed §1. Success envelope of ListSubscriptions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8951,8 +9307,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate99(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate89(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -8974,8 +9330,8 @@ return errors === 0;
 }
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetailEnvelope = validate123;
-const schema245 = {"description":"Seed §1. Success envelope of GetEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionHistoryEnvelope = validate123;
+const schema254 = {"description":"Success envelope of ListSubscriptionHistory.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionHistory"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9028,8 +9384,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate101(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+if(!(validate91(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -9051,8 +9407,8 @@ return errors === 0;
 }
 validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResultEnvelope = validate125;
-const schema247 = {"description":"Seed §1. Success envelope of RetryEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionSessionListEnvelope = validate125;
+const schema256 = {"description":"Success envelope of ListSubscriptionSessions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionSessionList"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9105,8 +9461,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate104(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate95(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -9128,8 +9484,8 @@ return errors === 0;
 }
 validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultEnvelope = validate127;
-const schema249 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryListEnvelope = validate127;
+const schema258 = {"description":"Seed §1. Success envelope of ListEventDeliveries.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9182,8 +9538,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate107(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate103(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -9205,8 +9561,8 @@ return errors === 0;
 }
 validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHealthEnvelope = validate129;
-const schema251 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryDetailEnvelope = validate129;
+const schema260 = {"description":"Seed §1. Success envelope of GetEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9258,44 +9614,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.data !== undefined){
-let data1 = data.data;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.status === undefined) && (missing1 = "status")){
-validate129.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data1){
-if(!(key1 === "status")){
-validate129.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data1.status !== undefined){
-let data2 = data1.status;
-if(typeof data2 !== "string"){
-validate129.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ok" !== data2){
-validate129.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate129.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
+if(!(validate105(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
 }
@@ -9316,13 +9638,13 @@ return errors === 0;
 }
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReadinessEnvelope = validate130;
-const schema254 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryRetryResultEnvelope = validate131;
+const schema262 = {"description":"Seed §1. Success envelope of RetryEventDelivery.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9333,14 +9655,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate131.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9353,12 +9675,166 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate130.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate131.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate130.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate131.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate108(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate131.errors = vErrors;
+return errors === 0;
+}
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePublishResultEnvelope = validate133;
+const schema264 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate133.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate133.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate133.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate111(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate133.errors = vErrors;
+return errors === 0;
+}
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateHealthEnvelope = validate135;
+const schema266 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate135.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate135.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate135.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate135.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9376,14 +9852,14 @@ if(errors === _errs6){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.status === undefined) && (missing1 = "status")){
-validate130.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate135.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data1){
 if(!(key1 === "status")){
-validate130.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9392,11 +9868,11 @@ if(_errs8 === errors){
 if(data1.status !== undefined){
 let data2 = data1.status;
 if(typeof data2 !== "string"){
-validate130.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ready" !== data2){
-validate130.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+if("ok" !== data2){
+validate135.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -9404,7 +9880,7 @@ return false;
 }
 }
 else {
-validate130.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -9418,11 +9894,122 @@ var valid0 = true;
 }
 }
 else {
-validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate130.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateReadinessEnvelope = validate136;
+const schema269 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate136.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate136.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data1 = data.data;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.status === undefined) && (missing1 = "status")){
+validate136.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data1){
+if(!(key1 === "status")){
+validate136.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data1.status !== undefined){
+let data2 = data1.status;
+if(typeof data2 !== "string"){
+validate136.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ready" !== data2){
+validate136.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate136.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate136.errors = vErrors;
+return errors === 0;
+}
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -60,7 +60,11 @@ export function createOrbit(options: OrbitOptions): Orbit {
   const log: Log = options.log ?? (() => {});
   const basePath = normalizeBasePath(options.basePath);
   const connectPath = `${basePath}${CONNECT_PATH}`;
-  const metrics = new OrbitMetrics(store, { leaseDurationMs: settings.leaseDurationMs, backlogLimit: settings.metricsBacklogLimit });
+  const metrics = new OrbitMetrics(store, {
+    leaseDurationMs: settings.leaseDurationMs,
+    backlogLimit: settings.metricsBacklogLimit,
+    nodeTtlMs: settings.nodeTtlMs,
+  });
   const gateway = new EventGateway(store, settings, log, metrics, connectPath);
   metrics.bindEngine({
     connections: () => gateway.connectionCount,
@@ -81,7 +85,7 @@ export function createOrbit(options: OrbitOptions): Orbit {
   };
   const app = createHttpApp(
     store,
-    { requestTimeoutMs: settings.requestTimeoutMs },
+    { requestTimeoutMs: settings.requestTimeoutMs, nodeTtlMs: settings.nodeTtlMs },
     {
       ...http,
       basePath,

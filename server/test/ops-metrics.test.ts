@@ -8,27 +8,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '@orbit/generated';
 import { METRICS } from '../src/ops/metrics.ts';
 import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
+import { sample, scrape } from './metrics-scrape.ts';
 import { publish, subscribe } from './fixtures.ts';
 import { TestSocket } from './ws-client.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
-
-/** The value of one sample, e.g. `orbit_acks_total{outcome="new"}`; undefined when absent. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#')) continue;
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (.+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
-
-async function scrape(url: string, token?: string): Promise<{ status: number; text: string; headers: Headers }> {
-  const response = await fetch(`${url}/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
-  return { status: response.status, text: await response.text(), headers: response.headers };
-}
 
 describe.each(STORES)('metrics on %s', (kind) => {
   const servers: TestServer[] = [];

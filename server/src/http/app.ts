@@ -24,6 +24,8 @@ import { subscriptionRoutes } from './subscriptions.ts';
 export interface HttpSettings {
   /** Server-side limit for one management request (seed §1: 8 s). */
   readonly requestTimeoutMs: number;
+  /** A node silent for this long is gone: its sessions are no longer listed (default 15 s). */
+  readonly nodeTtlMs?: number;
 }
 
 export interface AppEnv {
@@ -167,6 +169,8 @@ export function createMetricsApp(settings: HttpSettings, endpoint: MetricsEndpoi
 /** What every route handler gets: the store and a way to authenticate with a permission. */
 export interface RouteContext {
   readonly store: Store;
+  /** See `HttpSettings.nodeTtlMs`. */
+  readonly nodeTtlMs: number;
   /** Authenticates the request's bearer token and checks the permission. */
   principal(request: Request, permission: string): Promise<Principal>;
 }
@@ -176,6 +180,7 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
   const app = basePath === '' ? new Hono<AppEnv>() : new Hono<AppEnv>().basePath(basePath);
   const routes: RouteContext = {
     store,
+    nodeTtlMs: settings.nodeTtlMs ?? 15_000,
     async principal(request, permission) {
       const principal = await authenticate(store, request.headers.get('authorization'));
       requirePermission(principal, permission);

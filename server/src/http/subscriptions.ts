@@ -1,7 +1,7 @@
 /**
  * @module
  * Routes for subscriptions: create, list, get, configure, retire (seed §2–§3, brief decision 4),
- * and Orbit's configuration history.
+ * and Orbit's configuration history and connected sessions.
  */
 import type { Hono } from 'hono';
 import { OrbitError } from '@orbit/spec/errors';
@@ -26,7 +26,7 @@ export function parseTarget(target: string, actions: readonly string[]): { id: s
   return { id, action };
 }
 
-export function subscriptionRoutes(app: Hono<AppEnv>, { store, principal }: RouteContext): void {
+export function subscriptionRoutes(app: Hono<AppEnv>, { store, principal, nodeTtlMs }: RouteContext): void {
   app.post('/v1/subscriptions', async (c) => {
     const who = await principal(c.req.raw, 'events:manage');
     parseQuery(c.req.url, []);
@@ -67,6 +67,17 @@ export function subscriptionRoutes(app: Hono<AppEnv>, { store, principal }: Rout
       200,
       await store.listHistory(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) }),
     );
+  });
+
+  app.get('/v1/subscriptions/:id/sessions', async (c) => {
+    const who = await principal(c.req.raw, 'events:read');
+    const query = parseQuery(c.req.url, ['limit', 'cursor']);
+    const { id, action } = parseTarget(c.req.param('id'), []);
+    if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
+    const limit = parseLimit(query.limit);
+    const cursor = parseCursor(query.cursor);
+    const page = await store.listSessions(who, { subscriptionId: id, limit, nodeTtlMs, ...(cursor ? { cursor } : {}) });
+    return dataResponse(c.get('requestId'), 200, page);
   });
 
   app.post('/v1/subscriptions/:target', async (c) => {

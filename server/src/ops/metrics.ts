@@ -2,8 +2,9 @@
  * @module
  * Prometheus metrics (issue 8) in a registry of our own (never prom-client's global one, so two
  * servers in one process do not mix). The engine and the HTTP layer report through the small hook
- * interfaces below; the per-subscription backlog is computed at scrape time with one bounded
- * query. `METRICS` is the documented list: docs/operations.md is checked against it.
+ * interfaces below; the per-subscription backlog and the cluster-wide counts (`store/cluster.ts`)
+ * are computed at scrape time from the database, so every node reports the same values for them.
+ * `METRICS` is the documented list: docs/operations.md is checked against it.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Claimed } from '../store/claims.ts';
@@ -65,6 +66,26 @@ export const METRICS = {
     labels: ['subscription_id', 'queue_id'],
     help: 'Age of the oldest delivery that is not ACKED (0 when there is none), at scrape time.',
   },
+  orbit_subscription_sessions: {
+    type: 'gauge',
+    labels: ['subscription_id', 'queue_id'],
+    help: 'Sessions bound to the subscription on every live node, at scrape time (the same on every node).',
+  },
+  orbit_cluster_nodes: {
+    type: 'gauge',
+    labels: [],
+    help: 'Live orbit serve nodes on this database (renewed within node_ttl_ms), at scrape time (the same on every node).',
+  },
+  orbit_cluster_sessions: {
+    type: 'gauge',
+    labels: [],
+    help: 'Sessions bound on every live node, each counted once, at scrape time (the same on every node).',
+  },
+  orbit_cluster_backlog: {
+    type: 'gauge',
+    labels: [],
+    help: 'PENDING + LEASED + EXPIRED deliveries of every subscription, at scrape time (the same on every node).',
+  },
   orbit_leases_recovered_total: {
     type: 'counter',
     labels: ['state'],
@@ -80,7 +101,7 @@ export const METRICS = {
   orbit_metrics_scrape_errors_total: {
     type: 'counter',
     labels: [],
-    help: 'Scrapes whose database queries (backlog, log position) failed; those gauges keep their last values.',
+    help: 'Scrapes whose database queries (backlog, log position, cluster counts) failed; those gauges keep their last values.',
   },
 } as const;
 
@@ -113,7 +134,7 @@ export class OrbitMetrics implements EngineHooks {
 
   constructor(
     private readonly store: Store,
-    private readonly options: { leaseDurationMs: number; backlogLimit: number },
+    private readonly options: { leaseDurationMs: number; backlogLimit: number; nodeTtlMs: number },
   ) {
     collectDefaultMetrics({ register: this.registry });
     for (const [name, def] of Object.entries(METRICS) as [Name, (typeof METRICS)[Name]][]) {
@@ -180,17 +201,32 @@ export class OrbitMetrics implements EngineHooks {
     this.gauges.orbit_event_sessions!.set(engine?.sessions() ?? 0);
     this.gauges.orbit_claim_pool_depth!.set(engine?.claimPoolDepth() ?? 0);
     try {
-      const [rows, position] = await Promise.all([this.store.backlog(this.options.backlogLimit), this.store.logPosition()]);
+      const ttl = this.options.nodeTtlMs;
+      const [rows, position, cluster] = await Promise.all([
+        this.store.backlog(this.options.backlogLimit),
+        this.store.logPosition(),
+        this.store.clusterOverview(ttl),
+      ]);
+      const sessions = await this.store.sessionsBySubscription(
+        rows.map((r) => r.subscriptionId),
+        ttl,
+      );
       const now = Date.now();
       const pending = this.gauges.orbit_subscription_pending!;
       const age = this.gauges.orbit_subscription_oldest_unacked_age_seconds!;
+      const bound = this.gauges.orbit_subscription_sessions!;
       pending.reset();
       age.reset();
+      bound.reset();
       for (const row of rows) {
         const labels = { subscription_id: row.subscriptionId, queue_id: row.queueId };
         pending.set(labels, row.pendingCount);
         age.set(labels, row.oldestUnackedAt === null ? 0 : Math.max(0, now - row.oldestUnackedAt) / 1000);
+        bound.set(labels, sessions.get(row.subscriptionId) ?? 0);
       }
+      this.gauges.orbit_cluster_nodes!.set(cluster.nodes);
+      this.gauges.orbit_cluster_sessions!.set(cluster.sessions);
+      this.gauges.orbit_cluster_backlog!.set(cluster.backlog);
       this.gauges.orbit_result_log_head!.set(Number(position.head));
       this.gauges.orbit_result_log_retention_boundary!.set(Number(position.boundary));
     } catch {

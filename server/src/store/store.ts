@@ -20,6 +20,7 @@ import type { BootstrapInput, BootstrapResult, Principal } from './principal.ts'
 import * as results from './results.ts';
 import { oldestResults, prune, type PruneOptions, type PruneReport } from './retention.ts';
 import * as health from './health.ts';
+import * as cluster from './cluster.ts';
 import { listHistory } from './history.ts';
 import { sweepExpiredLeases, type SweepReport } from './sweep.ts';
 import { TrackedDatabase } from './tracked.ts';
@@ -250,6 +251,24 @@ export class Store {
 
   closeSession(sessionId: string): Promise<void> {
     return sessions.closeSession(this.db, sessionId);
+  }
+
+  /** The subscription's sessions on every live node, newest first (see `cluster.ts`). */
+  listSessions(
+    principal: Principal,
+    args: { subscriptionId: string; limit: number; cursor?: string; nodeTtlMs: number },
+  ): Promise<Page<Record<string, unknown>>> {
+    return cluster.listSessions(this.db, this.cursors, principal, args);
+  }
+
+  /** Live nodes, their sessions and the backlog of every subscription: the same on every node. */
+  clusterOverview(nodeTtlMs: number): Promise<cluster.ClusterOverview> {
+    return cluster.clusterOverview(this.db, nodeTtlMs);
+  }
+
+  /** Sessions on live nodes per subscription, for the metrics. */
+  sessionsBySubscription(subscriptionIds: readonly string[], nodeTtlMs: number): Promise<Map<string, number>> {
+    return cluster.sessionsBySubscription(this.db, subscriptionIds, nodeTtlMs);
   }
 
   /** What consume access depends on, per subscription (see `domain/access.ts`). */

@@ -2,8 +2,8 @@
  * Orbit on a three-node Galera cluster under faults, with real processes: three `orbit serve`, each
  * on its own Galera node; publishers on all three at once, each key retried on the next node until
  * it is answered; six reconnecting consumers spread over the three. Mid-stream one Galera node is
- * SIGKILLed and restarted (it rejoins by IST, or SST), then one Orbit node is SIGKILLed and
- * restarted. Afterwards:
+ * SIGKILLed and restarted (it rejoins by IST, or SST), a consumer takes deliveries and vanishes
+ * without an ACK, then one Orbit node is SIGKILLed and restarted. Afterwards:
  * - every key was appended exactly once and every answer names that key's event;
  * - the log has no gap and every result was delivered and ACKED (no sequence skipped);
  * - seen from the consumers, no delivery was held by two sessions with valid leases at once;
@@ -60,6 +60,15 @@ class Observations {
   readonly unchecked: { deliveryId: string; epoch: bigint; digest: string }[] = [];
   readonly uncommitted: string[] = [];
   checked = 0;
+
+  /** Records the lease of an `event.deliver` frame and queues it for the causal check. */
+  record(session: string, frame: Frame): void {
+    const delivery = frame.body.delivery;
+    const until = Date.parse(delivery.lease_until);
+    const epoch = BigInt(delivery.lease_epoch);
+    this.leases.push({ deliveryId: delivery.id, eventId: frame.body.event.id, session, epoch, from: until - LEASE_MS, until });
+    this.unchecked.push({ deliveryId: delivery.id, epoch, digest: sha256(frame.body.lease_secret) });
+  }
 
   /** Looks up waiting frames' leases on Galera node 1 (never killed) with a causal read. */
   async check(conn: mysql.Connection): Promise<void> {
@@ -125,17 +134,7 @@ class Consumer {
       if (!frame) continue;
       if (frame.type === 'event.deliver') {
         const delivery = frame.body.delivery;
-        const until = Date.parse(delivery.lease_until);
-        const epoch = BigInt(delivery.lease_epoch);
-        this.seen.leases.push({
-          deliveryId: delivery.id,
-          eventId: frame.body.event.id,
-          session: socket.sessionId!,
-          epoch,
-          from: until - LEASE_MS,
-          until,
-        });
-        this.seen.unchecked.push({ deliveryId: delivery.id, epoch, digest: sha256(frame.body.lease_secret) });
+        this.seen.record(socket.sessionId!, frame);
         const key = `${delivery.id}/${delivery.lease_epoch}`;
         const proof = { delivery_id: delivery.id, epoch: delivery.lease_epoch, lease_secret: frame.body.lease_secret };
         this.unanswered.set(key, proof);
@@ -248,6 +247,13 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
       await galera('restart', String(KILLED_GALERA));
       await half.catch(() => undefined);
       reopen?.();
+      // A consumer that takes deliveries and vanishes without an ACK: its leases must run out
+      // before anyone else gets those deliveries (the overlap check below).
+      const vanishing = await TestSocket.open(urls[0]!, boot.token);
+      expect((await vanishing.hello(subscription.id, CAPACITY)).type).toBe('events.welcome');
+      const taken = await vanishing.deliver(30_000);
+      for (const frame of [taken, ...vanishing.frames.filter((f) => f.type === 'event.deliver')]) seen.record(vanishing.sessionId!, frame);
+      vanishing.close();
       await until('three quarters of the keys', () => answers.size >= (RESULTS * 3) / 4);
       const orbitKill = { answered: answers.size, acked: seen.acked.size };
       await nodes[KILLED_ORBIT]!.stop('SIGKILL');
@@ -289,7 +295,7 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
     expect(deliveries.map((d) => Number(d.sequence))).toEqual(sequences);
     expect(deliveries.map((d) => String(d.event_id))).toEqual(results.map((r) => String(r.id)));
     expect(deliveries.filter((d) => d.state !== 'ACKED')).toEqual([]);
-    // Leases of the killed Orbit node ran out and were offered again: the overlap check below met redeliveries.
+    // The vanished consumer's leases ran out and were offered again: the overlap check below met redeliveries.
     expect(deliveries.some((d) => Number(d.lease_epoch) > 1)).toBe(true);
 
     // Seen from the consumers: all events, and never two sessions holding one delivery's valid lease.

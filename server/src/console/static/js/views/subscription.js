@@ -1,10 +1,11 @@
-// One subscription: configuration and its history, pause/resume, retire, and its deliveries
-// filtered by state.
+// One subscription: configuration and its history, its connected sessions on every node,
+// pause/resume, retire, and its deliveries filtered by state.
 
 import { apiRequest, idSegment, withQuery } from '../api.js';
 import { badge, breadcrumbs, clear, fields, h, id, loading, pageHeading, stateBadge, time } from '../dom.js';
 import { perform, reasonField } from './actions.js';
 import { historySection } from './history.js';
+import { sessionsSection } from './sessions.js';
 import { createListPager } from './paging.js';
 
 export const STATES = ['PENDING', 'LEASED', 'ACKED', 'EXPIRED'];
@@ -295,6 +296,7 @@ export async function subscriptionView(ctx, subscriptionId) {
   );
   const list = deliveries(ctx, sub);
   const history = historySection(ctx, sub);
-  body.replaceChildren(configuration(sub), history.section, actions(ctx, sub), list.section);
-  await Promise.all([history.load(), list.load()]);
+  const sessions = sessionsSection(ctx, sub);
+  body.replaceChildren(configuration(sub), sessions.section, history.section, actions(ctx, sub), list.section);
+  await Promise.all([sessions.load(), history.load(), list.load()]);
 }

@@ -1,0 +1,102 @@
+/**
+ * @module
+ * Cross-node views, read from the `nodes` and `sessions` tables (spec/README.md "Sessions and
+ * nodes"): a subscription's connected sessions on every node, and the cluster-wide counts that
+ * `/metrics` reports. Every node answers from the same rows, so every node gives the same figures,
+ * and each session and delivery is counted once whichever node is asked. A node is live while it
+ * has renewed its row within the node timeout, in the database's time; the sessions of a node past
+ * it are left out at once, before any heartbeat has deleted their rows.
+ */
+import type { PageCursors } from '../domain/page-cursor.ts';
+import { newestFirst, type Page } from './paging.ts';
+import type { Principal } from './principal.ts';
+import { iso } from './records.ts';
+import { num, PHRASES, type Row, type Sql } from './sql.ts';
+import { ownedSubscription } from './subscriptions.ts';
+
+/** The condition that node row `n` is live; takes the node timeout (ms) as its one parameter. */
+const liveNode = (sql: Sql) => `n.last_seen_at >= ${PHRASES[sql.dialect].nowMs} - ?`;
+
+interface SessionRecord {
+  readonly id: string;
+  readonly createdAt: number;
+  readonly json: Record<string, unknown>;
+}
+
+function toSession(row: Row): SessionRecord {
+  const createdAt = num(row.created_at);
+  return {
+    id: String(row.id),
+    createdAt,
+    json: {
+      session_id: String(row.id),
+      node_id: String(row.node_id),
+      capacity: num(row.capacity),
+      leases_held: num(row.leases_held),
+      connected_at: iso(createdAt),
+      last_seen_at: iso(num(row.last_seen_at)),
+      node_last_seen_at: iso(num(row.node_last_seen_at)),
+    },
+  };
+}
+
+/** The subscription's sessions on every live node, newest first (spec/openapi.yaml ListSubscriptionSessions). */
+export async function listSessions(
+  db: Sql,
+  cursors: PageCursors,
+  principal: Principal,
+  args: { subscriptionId: string; limit: number; cursor?: string; nodeTtlMs: number },
+): Promise<Page<Record<string, unknown>>> {
+  await ownedSubscription(db, principal, args.subscriptionId);
+  const now = PHRASES[db.dialect].nowMs;
+  // A derived table, so that the pager's `created_at` and `id` name the session's columns.
+  const listed = `SELECT s.id, s.node_id, s.capacity, s.connected_at AS created_at, s.last_seen_at, n.last_seen_at AS node_last_seen_at,
+      (SELECT COUNT(*) FROM deliveries d
+        WHERE d.subscription_id = s.subscription_id AND d.state = 'LEASED' AND d.lease_session = s.id AND d.lease_until > ${now}) AS leases_held
+    FROM sessions s JOIN nodes n ON n.id = s.node_id
+    WHERE s.subscription_id = ? AND ${liveNode(db)}`;
+  return newestFirst(db, cursors, {
+    scope: `sessions|${principal.namespaceId}|${principal.credentialId}|${args.subscriptionId}`,
+    select: `SELECT * FROM (${listed}) listed`,
+    where: ['1 = 1'],
+    params: [args.subscriptionId, Math.trunc(args.nodeTtlMs)],
+    limit: args.limit,
+    cursor: args.cursor,
+    toRecord: toSession,
+    toJson: (record) => record.json,
+  });
+}
+
+export interface ClusterOverview {
+  /** Live `orbit serve` nodes on this database. */
+  readonly nodes: number;
+  /** Sessions bound on live nodes. */
+  readonly sessions: number;
+  /** PENDING, LEASED and EXPIRED deliveries of every subscription. */
+  readonly backlog: number;
+}
+
+/** The cluster-wide counts, in one statement. */
+export async function clusterOverview(db: Sql, nodeTtlMs: number): Promise<ClusterOverview> {
+  const ttl = Math.trunc(nodeTtlMs);
+  const [row] = await db.all(
+    `SELECT (SELECT COUNT(*) FROM nodes n WHERE ${liveNode(db)}) AS nodes,
+            (SELECT COUNT(*) FROM sessions s JOIN nodes n ON n.id = s.node_id WHERE ${liveNode(db)}) AS sessions,
+            (SELECT COUNT(*) FROM deliveries d WHERE d.state IN ('PENDING', 'LEASED', 'EXPIRED')) AS backlog`,
+    [ttl, ttl],
+  );
+  return { nodes: num(row!.nodes), sessions: num(row!.sessions), backlog: num(row!.backlog) };
+}
+
+/** Sessions on live nodes per subscription, for the given subscriptions (absent: none). */
+export async function sessionsBySubscription(db: Sql, subscriptionIds: readonly string[], nodeTtlMs: number): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  if (subscriptionIds.length === 0) return counts;
+  const rows = await db.all(
+    `SELECT s.subscription_id, COUNT(*) AS n FROM sessions s JOIN nodes n ON n.id = s.node_id
+      WHERE s.subscription_id IN (${subscriptionIds.map(() => '?').join(', ')}) AND ${liveNode(db)} GROUP BY s.subscription_id`,
+    [...subscriptionIds, Math.trunc(nodeTtlMs)],
+  );
+  for (const row of rows) counts.set(String(row.subscription_id), num(row.n));
+  return counts;
+}
