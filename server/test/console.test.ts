@@ -437,19 +437,44 @@ describe('operations console in Chromium (sqlite)', () => {
       expect(await page.locator('#backlog-table tr[data-state="EXPIRED"] td').innerText()).toBe('500');
 
       // Every request asked the server for one page of at most 100 items, and there were few of them:
-      // the page (subscription, history, deliveries, next page) and the backlog at its default bound
+      // the page (subscription, sessions, history, deliveries, next page) and the backlog at its default bound
       // of 1,000 per state (10 pages of ACKED, 5 of PENDING and of EXPIRED, 1 of LEASED, plus the
       // subscription and the queue's subscriptions).
       const lists = requests.filter(
         (url) => url.pathname.endsWith('/deliveries') || url.pathname.endsWith('/history') || url.pathname === '/v1/subscriptions',
       );
       for (const url of lists) expect(Number(url.searchParams.get('limit') ?? '20'), url.href).toBeLessThanOrEqual(100);
-      expect(requests.length).toBeLessThanOrEqual(4 + 2 + 10 + 5 + 5 + 1);
+      expect(requests.length).toBeLessThanOrEqual(5 + 2 + 10 + 5 + 5 + 1);
       console.info(`console on 100,000 deliveries: first page in ${firstPaint} ms, ${requests.length} API requests in all`);
     } finally {
       page.off('request', record);
     }
   }, 60_000);
+
+  it('shows the connected sessions of a subscription (node, session, capacity, leases, times) and their end', async () => {
+    const watched = await subscribe('watched-results', { from_sequence: '0' });
+    const socket = await TestSocket.open(base, owner.token);
+    expect((await socket.hello(watched.id, 2)).type).toBe('events.welcome');
+    await socket.deliver();
+    await socket.deliver();
+    const [listed] = (await get(`/v1/subscriptions/${watched.id}/sessions`)).items;
+    await page.goto(`${base}/console#/subscriptions/${watched.id}`);
+    const row = page.locator(`#sessions-table tbody tr[data-session-id="${socket.sessionId}"]`);
+    await row.waitFor();
+    expect(await row.getAttribute('data-node-id')).toBe(listed.node_id);
+    // This server's leases last 300 ms and its heartbeat renews last_seen_at: compare what holds still.
+    const cells = await row.locator('td').allInnerTexts();
+    expect([cells[0], cells[1], cells[2], cells[4]]).toEqual([listed.node_id, socket.sessionId, '2', listed.connected_at]);
+    expect(cells[3]).toMatch(/^[0-2] \/ 2$/);
+    expect(Date.parse(cells[5]!)).toBeGreaterThanOrEqual(Date.parse(listed.connected_at));
+    await shot('sessions');
+    socket.close();
+    await socket.waitClosed();
+    await eventually(async () => (await get(`/v1/subscriptions/${watched.id}/sessions`)).items.length === 0, 10_000, 'the session gone');
+    await page.locator('#sessions-refresh').click();
+    await page.locator('#sessions-title ~ .results', { hasText: 'No connected sessions on any node.' }).waitFor();
+    expect(socket.invalid).toEqual([]);
+  });
 
   it('works on a narrow screen and forgets the token on request', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
