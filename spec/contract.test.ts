@@ -323,6 +323,15 @@ const event = (example('ws.deliver').body as JsonObject).event as JsonObject;
 const expiredDelivery = withAt(withAt(delivery, ['state'], 'EXPIRED'), ['lease_until'], undefined);
 const envelope = (data: unknown): JsonObject => ({ request_id: '77777777777777777777777777777777', data });
 const historyEntry = { id: ID, action: 'pause', reason: 'receiver maintenance', revision: '2', created_at: '2026-09-17T10:00:00.000Z' };
+const session = {
+  session_id: ID,
+  node_id: 'fedcba9876543210fedcba9876543210',
+  capacity: 8,
+  leases_held: 3,
+  connected_at: '2026-09-17T10:00:00.000Z',
+  last_seen_at: '2026-09-17T10:00:05.000Z',
+  node_last_seen_at: '2026-09-17T10:00:10.000Z',
+};
 
 const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> = {
   CreateSubscriptionRequest: {
@@ -386,6 +395,22 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
   SubscriptionHistory: {
     valid: [{ items: [] }, { items: [historyEntry], next_cursor: 'opaque' }],
     invalid: [{ items: [historyEntry], next_cursor: '' }, { next_cursor: 'x' }, { items: [subscription] }],
+  },
+  SubscriptionSessionList: {
+    valid: [{ items: [] }, { items: [session], next_cursor: 'opaque' }],
+    invalid: [{ items: [session], next_cursor: '' }, { next_cursor: 'x' }, { items: [historyEntry] }],
+  },
+  SubscriptionSession: {
+    valid: [session, { ...session, capacity: 1, leases_held: 0 }, { ...session, capacity: 32 }],
+    invalid: [
+      { ...session, capacity: 0 },
+      { ...session, capacity: 33 },
+      { ...session, leases_held: -1 },
+      { ...session, node_id: 'node-1' },
+      { ...session, connected_at: 'yesterday' },
+      { ...session, description: 'host pid 1' },
+      Object.fromEntries(Object.entries(session).filter(([k]) => k !== 'node_last_seen_at')),
+    ],
   },
   SubscriptionHistoryEntry: {
     valid: [
@@ -507,6 +532,10 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
     valid: [envelope({ items: [subscription] })],
     invalid: [envelope([subscription]), { ...envelope({ items: [] }), error: { code: 'UNAVAILABLE', message: 'x' } }],
   },
+  SubscriptionSessionListEnvelope: {
+    valid: [envelope({ items: [session] })],
+    invalid: [envelope([session]), envelope({ items: [historyEntry] })],
+  },
   SubscriptionHistoryEnvelope: {
     valid: [envelope({ items: [historyEntry] })],
     invalid: [envelope([historyEntry]), envelope({ items: [delivery] })],
@@ -575,6 +604,7 @@ describe('openapi.yaml structure', () => {
         'POST /v1/subscriptions/{id}:configure',
         'POST /v1/subscriptions/{id}:retire',
         'GET /v1/subscriptions/{id}/history',
+        'GET /v1/subscriptions/{id}/sessions',
         'GET /v1/subscriptions/{id}/deliveries',
         'GET /v1/subscriptions/{id}/deliveries/{delivery_id}',
         'POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry',
@@ -597,6 +627,7 @@ describe('openapi.yaml structure', () => {
       ConfigureSubscription: 'events:manage',
       RetireSubscription: 'events:manage',
       ListSubscriptionHistory: 'events:read',
+      ListSubscriptionSessions: 'events:read',
       ListEventDeliveries: 'events:read',
       GetEventDelivery: 'events:read',
       RetryEventDelivery: 'events:manage',
@@ -622,7 +653,8 @@ describe('openapi.yaml structure', () => {
       const query = names.filter((name) => name.startsWith('query:'));
       if (op.operationId === 'ListSubscriptions') expect(query).toEqual(['query:queue_id', 'query:limit', 'query:cursor']);
       else if (op.operationId === 'ListEventDeliveries') expect(query).toEqual(['query:limit', 'query:cursor', 'query:state']);
-      else if (op.operationId === 'ListSubscriptionHistory') expect(query).toEqual(['query:limit', 'query:cursor']);
+      else if (op.operationId === 'ListSubscriptionHistory' || op.operationId === 'ListSubscriptionSessions')
+        expect(query).toEqual(['query:limit', 'query:cursor']);
       else expect(query, route).toEqual([]);
     }
     const key = (openapi.components as JsonObject).parameters as JsonObject;
