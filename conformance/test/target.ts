@@ -33,7 +33,7 @@ export const SUITE_SETTINGS = {
     quietMs: 400,
   },
   limits: { maxConnections: 12 },
-  features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history'],
+  features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history', 'attempt-budget'],
 };
 
 export interface Target {
@@ -70,13 +70,24 @@ export async function startTarget(kind: StoreKind, options: { retention?: boolea
     }
     if (role === 'otherNamespace') queues.otherNamespace = boot.queue_ids['conformance-a']!;
   }
-  const rawConfig: Record<string, unknown> = { baseUrl: server.url, credentials, queues, publish: { method: 'http' }, ...SUITE_SETTINGS };
+  const rawConfig: Record<string, unknown> = {
+    baseUrl: server.url,
+    credentials,
+    queues,
+    publish: { method: 'http' },
+    ...SUITE_SETTINGS,
+    attemptBudget: {
+      command:
+        `node conformance/test/fixtures/orbit-attempt-budget.mjs --database '${server.database.url}' ` +
+        '--subscription {subscription_id} --delivery {delivery_id} --attempts {attempts} --budget {attempt_budget}',
+    },
+    cwd: REPO,
+  };
   if (options.retention) {
     rawConfig.retention = {
       command: `node server/bin/orbit.mjs prune --before-sequence {before_sequence} --database '${server.database.url}'`,
     };
     rawConfig.features = [...SUITE_SETTINGS.features, 'retention'];
-    rawConfig.cwd = REPO;
   }
   const config: SuiteConfig = parseConfig(rawConfig, REPO);
   return {
