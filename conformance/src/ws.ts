@@ -310,8 +310,21 @@ export class EventConnection {
   }
 
   /** The reply to `messageId` (the frame whose reply_to names it). */
-  reply(messageId: string, timeoutMs: number, what = `a reply to ${messageId}`): Promise<Received> {
-    return this.next(repliesTo(messageId), timeoutMs, what);
+  async reply(messageId: string, timeoutMs: number, what = `a reply to ${messageId}`): Promise<Received> {
+    try {
+      return await this.next(repliesTo(messageId), timeoutMs, what);
+    } catch (error) {
+      // Say what most likely went wrong: the answer came, but without naming the request.
+      if (
+        error instanceof CheckFailure &&
+        error.kind === 'assert' &&
+        this.unread.some((f) => replyOf(f) === undefined && f.type !== 'event.deliver')
+      )
+        throw new CheckFailure(
+          `${error.message} (no frame named the request ${messageId} in reply_to, but a frame without reply_to arrived)`,
+        );
+      throw error;
+    }
   }
 
   /** The reply to an event.ack: an ack reply with a delivery body, or an error. */

@@ -270,7 +270,8 @@ describe('the suite against deliberately broken servers', () => {
     expect(a.message).toMatch(/counterexample, as sent: frame \{"protocol_version":"1","type":"event\.ack",.*"epoch":/);
     expect(a.message).toContain('replay: --seed 1234 --num-runs 20 --only ack.prop-noncanonical-epoch');
     expect(a.property?.sent).toMatch(/^frame \{.*"type":"event\.ack"/);
-    expect(b.property?.sent).toBe(a.property?.sent);
+    // The same generated value; the ids around it are new on every run.
+    expect(b.property?.value).toBe(a.property?.value);
     expect(b.property?.seed).toBe(a.property?.seed);
     expect(a.evidence.some((e) => e.kind === 'ws-frame' && e.direction === 'sent' && e.text.includes('event.ack'))).toBe(true);
   });
@@ -371,7 +372,8 @@ describe('the suite against deliberately broken servers', () => {
 
     const skipped = await cli(['--only', 'retention.*']);
     expect(skipped.status, skipped.stdout + skipped.stderr).toBe(0);
-    expect(skipped.stdout.trimEnd().split('\n').at(-1)).toBe('0 passed, 0 failed, 3 skipped');
+    // retention.unacked-event-kept is an Orbit choice, outside the default seed profile.
+    expect(skipped.stdout.trimEnd().split('\n').at(-1)).toBe('0 passed, 0 failed, 2 skipped');
 
     const usage = await cli(['--only', 'no.such-case']);
     expect(usage.status).toBe(2);
