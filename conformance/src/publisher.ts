@@ -7,7 +7,7 @@
  * event itself) on stdout.
  */
 import { randomBytes } from 'node:crypto';
-import { type EventType, type ResultEvent, validateResultEvent } from '@orbit/generated';
+import { type EventType, type PublishResultRequest, type ResultEvent, validateResultEvent } from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
 import type { PublishConfig } from './config.ts';
 import { CheckFailure } from './errors.ts';
@@ -17,21 +17,19 @@ import { runCommand, substitute } from './shell.ts';
 
 export type { EventType };
 
-export interface PublishInput {
-  readonly type: EventType;
-  /** Default: a fresh random id. */
-  readonly task_id?: string;
-  /** Default `"1"`. */
-  readonly task_revision?: string;
-  /** Exact JSON text of `details` (an object). */
-  readonly details?: string;
-  /** Exact JSON text of `result` (any JSON value). */
-  readonly result?: string;
-  readonly effect_uncertain?: boolean;
-  readonly current_attempt_id?: string;
-  /** Default: the primary queue. */
-  readonly queueId?: string;
-}
+/**
+ * One result to publish: the seam's request (`PublishResultRequest`) with `task_id` and
+ * `task_revision` defaulted, `details` and `result` as exact JSON text, and the queue.
+ */
+export type PublishInput = Pick<PublishResultRequest, 'type'> &
+  Partial<Pick<PublishResultRequest, 'task_id' | 'task_revision' | 'effect_uncertain' | 'current_attempt_id'>> & {
+    /** Exact JSON text of `details` (an object). */
+    readonly details?: string;
+    /** Exact JSON text of `result` (any JSON value). */
+    readonly result?: string;
+    /** Default: the primary queue. */
+    readonly queueId?: string;
+  };
 
 /** The appended event, as the publisher reported it. */
 export type PublishedEvent = ResultEvent;

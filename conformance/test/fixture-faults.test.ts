@@ -14,7 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ALL_CASES, ConfigError, parseKnownFailing, type RunReport, runSuite } from '../src/index.ts';
+import { createServer } from 'node:net';
 import type { Fault } from './fixture-server/faults.ts';
+import { startFixture } from './fixture-server/server.ts';
 import { startFixtureTarget } from './fixture-target.ts';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -84,7 +86,8 @@ const PLANTED: readonly Planted[] = [
   {
     fault: 'no-hello-timeout',
     caught: {
-      'session.hello-timeout': /a connection without hello: expected the server to close the connection within \d+ ms; it stayed open/,
+      'session.hello-timeout':
+        /a connection without hello \(timing\.helloTimeoutMs is 1000: .*\): expected the server to close the connection within \d+ ms; it stayed open/,
     },
     control: ['session.welcome'],
   },
@@ -142,6 +145,15 @@ function configWith(fault: Fault): string {
   return path;
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 describe('the suite against the independent fixture with planted faults', () => {
   for (const planted of PLANTED) {
     it(`catches ${planted.fault}`, async () => {
@@ -193,10 +205,12 @@ describe('the suite against the independent fixture with planted faults', () => 
       const flaky = await runSuite({
         cases: ALL_CASES,
         env: target.env(),
-        only,
+        only: [...only, 'upgrade.refusal-envelope'],
+        skip: ['upgrade.*'],
         knownFlaky: parseKnownFailing('envelope.cache-control-no-store /Cache-Control is/  # our CDN sometimes rewrites it\n'),
       });
-      expect(outcomes(flaky)).toEqual({ 'envelope.cache-control-no-store': 'flaky' });
+      expect(outcomes(flaky)).toEqual({ 'envelope.cache-control-no-store': 'flaky', 'upgrade.refusal-envelope': 'skipped' });
+      expect(flaky.results[1]?.message).toBe('skipped by --skip');
       expect(flaky.ok).toBe(true);
       expect(flaky.counts).toMatchObject({ failed: 1, flaky: 1, unexpected: 0 });
     } finally {
@@ -227,9 +241,42 @@ describe('the suite against the independent fixture with planted faults', () => 
     expect(stdout).toContain('last case that passed: session.malformed-frame-closes;');
     expect(stdout).toContain('the server process: exit code 70');
     expect(stdout).toContain('| fixture: a frame above 512 KiB arrived; crashing on purpose');
-    expect(stdout).toMatch(/FAIL  MUST {3}session\.oversize-frame-closes/);
+    expect(stdout).toMatch(/FAIL {2}MUST {3}session\.oversize-frame-closes/);
     // Nothing after the crash was run, so nothing else is blamed for it.
     expect(stdout).not.toContain('session.frame-at-limit-accepted');
     expect(stdout).not.toContain('ECONNREFUSED\n    at');
+  });
+
+  it('waits for a server that is still starting with --wait-ready, and says so when it was not asked to wait', async () => {
+    const port = await freePort();
+    const dir = mkdtempSync(join(tmpdir(), 'orbit-fixture-late-'));
+    const tokenFile = join(dir, 'admin-token');
+    const spawned = JSON.parse(readFileSync(join(FIXTURE_DIR, 'conformance.json'), 'utf8'));
+    const admin = `node admin.mjs --base-url http://127.0.0.1:${port} --admin-token-file ${tokenFile}`;
+    const config = join(dir, 'conformance.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        baseUrl: `http://127.0.0.1:${port}`,
+        bootstrap: { command: `${admin} credentials --namespace {namespace} --permissions {permissions}` },
+        publish: { method: 'http' },
+        timing: spawned.timing,
+        cwd: FIXTURE_DIR,
+      }),
+    );
+    const early = await cli(['--config', config, '--only', 'session.welcome']);
+    expect(early.status, early.stdout + early.stderr).toBe(2);
+    expect(early.stderr).toContain('--wait-ready SECONDS waits for one that is starting');
+    const late = cli(['--config', config, '--only', 'session.welcome', '--wait-ready', '60']);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const fixture = await startFixture({ port });
+    writeFileSync(tokenFile, fixture.adminToken);
+    try {
+      const { status, stdout, stderr } = await late;
+      expect(status, stdout + stderr).toBe(0);
+      expect(stdout.trimEnd().split('\n').at(-1)).toBe('1 passed, 0 failed');
+    } finally {
+      await fixture.stop();
+    }
   });
 });

@@ -535,7 +535,7 @@ export const ackCases: ConformanceCase[] = [
           `the remaining ${[...wanted].filter((id) => !seen.has(id)).length} of ${wanted.size} events`,
         );
         seen.set(f.body.event.id, (seen.get(f.body.event.id) ?? 0) + 1);
-        ctx.check(wanted.has(f.body.event.id), `an event that was not published in this case arrived: ${f.body.event.id}`);
+        ctx.check(wanted.has(f.body.event.id), `an event that was not published in this case arrived: ${describeEvents([f.body.event])}`);
         const reply = await ctx.ack(conn, f);
         ctx.check(reply.type === 'ack', `ACK failed: ${reply.$text}`);
       }

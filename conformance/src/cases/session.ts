@@ -85,7 +85,7 @@ export const sessionCases: ConformanceCase[] = [
       await ctx.expectClosed(
         silent,
         Math.ceil(ctx.timing.helloTimeoutMs / 2) + Math.max(2_000, ctx.timing.helloTimeoutMs),
-        'a connection without hello',
+        `a connection without hello (timing.helloTimeoutMs is ${ctx.timing.helloTimeoutMs}: a server with a longer hello timeout needs that setting)`,
       );
     },
   }),
