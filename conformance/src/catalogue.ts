@@ -57,7 +57,8 @@ function coverageLines(cases: readonly ConformanceCase[]): string[] {
     '## Seed coverage',
     '',
     `Each sentence of the seed (spec/rules.md) and the cases that check it. ${covered.length} of ${ids.length} sentences are covered; ` +
-      `of the ${checkable.length} that state a server rule checkable over the network (no tag), ${checkable.length - gaps.length} are covered ` +
+      `of the ${checkable.length} that state a server rule checkable over the network (no tag), ${checkable.length - gaps.length} are ` +
+      `covered ` +
       `and ${gaps.length} are gaps. Tags: \`example\` (a sample message), \`client\` (an obligation of the caller), \`informative\`, ` +
       '`internal` (not observable by a client).',
   ];
@@ -69,7 +70,8 @@ function coverageLines(cases: readonly ConformanceCase[]): string[] {
       const tags = rule.tags.length ? ` _[${rule.tags.join(', ')}]_` : '';
       const by = coverage.get(id)!;
       lines.push(
-        `| [§${rule.section}.${rule.sentence}](../spec/rules.md#${id}) | ${cell(rule.text)}${tags} | ${by.length ? by.map((c) => `\`${c}\``).join(', ') : rule.tags.length ? '—' : '**gap**'} |`,
+        `| [§${rule.section}.${rule.sentence}](../spec/rules.md#${id}) | ${cell(rule.text)}${tags} | ` +
+          `${by.length ? by.map((c) => `\`${c}\``).join(', ') : rule.tags.length ? '—' : '**gap**'} |`,
       );
     }
   }

@@ -226,7 +226,8 @@ export class CaseContext {
     const granted = Math.max(Number.isFinite(lease) ? lease : 0, 0);
     if (granted > budgetMs)
       this.skip(
-        `the server granted a lease of about ${granted} ms (lease_until ${deliver.body.delivery.lease_until}); this case can wait ${budgetMs} ms: ` +
+        `the server granted a lease of about ${granted} ms (lease_until ${deliver.body.delivery.lease_until}); this case can wait ` +
+          `${budgetMs} ms: ` +
           `start the server with a shorter lease and set timing.leaseDurationMs to it`,
       );
   }
@@ -248,7 +249,8 @@ export class CaseContext {
     if (validator(value)) return;
     const e = validator.errors?.[0];
     throw new CheckFailure(
-      `${what} does not match ${VALIDATOR_NAMES.get(validator) ?? 'the schema'}: ${e?.instancePath || '(root)'} ${e?.message ?? ''}: ${JSON.stringify(value)?.slice(0, 400)}`,
+      `${what} does not match ${VALIDATOR_NAMES.get(validator) ?? 'the schema'}: ${e?.instancePath || '(root)'} ${e?.message ?? ''}: ` +
+        `${JSON.stringify(value)?.slice(0, 400)}`,
     );
   }
 
@@ -583,7 +585,8 @@ export class CaseContext {
     }
     if (best !== deliver)
       this.log.note(
-        `the lease of ${deliver.body.delivery.id} ran out during the case; using the newer proof of epoch ${best.body.delivery.lease_epoch}`,
+        `the lease of ${deliver.body.delivery.id} ran out during the case; using the newer proof of epoch ` +
+          `${best.body.delivery.lease_epoch}`,
       );
     return best;
   }
@@ -642,7 +645,8 @@ export class CaseContext {
     outer.note(`evidence of the shrunk counterexample (generated value ${value}):`);
     for (const item of failing) outer.add(item);
     throw new CheckFailure(
-      `property failed after ${details.numRuns} run(s) and ${details.numShrinks} shrink(s); counterexample, as sent: ${sent}\n${failure}\n` +
+      `property failed after ${details.numRuns} run(s) and ${details.numShrinks} shrink(s); counterexample, as sent: ` +
+        `${sent}\n${failure}\n` +
         `${replay} (property seed ${details.seed}, path ${details.counterexamplePath})`,
       'assert',
       { seed: details.seed, path: details.counterexamplePath, sent, value, numRuns: details.numRuns, numShrinks: details.numShrinks },

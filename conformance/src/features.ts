@@ -11,6 +11,7 @@ export const FEATURES = {
   'request-timeout': 'the suite may hold a request open for timing.requestTimeoutMs to observe the server-side timeout',
   history: "the server implements Orbit's configuration history GET /v1/subscriptions/{id}/history (an extension to the seed)",
   'attempt-budget':
-    "the configuration gives attemptBudget.command, which sets a delivery's attempts and attempt_budget directly, so the 1000000 cap can be reached",
+    "the configuration gives attemptBudget.command, which sets a delivery's attempts and attempt_budget directly, " +
+    'so the 1000000 cap can be reached',
 } as const;
 export type Feature = keyof typeof FEATURES;

@@ -4,7 +4,8 @@ import { checkEntriesMatch, describeEntry, entriesFor, KnownFailingError, matche
 describe('parseKnownFailing', () => {
   it('takes the case pattern, the failure it expects and the reason (same line or the comment lines directly above)', () => {
     const entries = parseKnownFailing(
-      '# server bug #12: Cache-Control missing on 404\n# (tracked upstream)\nenvelope.cache-control-no-store /unknown id \\(404\\): Cache-Control/\n\nack.*   timeout  # ACK replies are late\n',
+      '# server bug #12: Cache-Control missing on 404\n# (tracked upstream)\nenvelope.cache-control-no-store /unknown id \\(404\\): ' +
+        'Cache-Control/\n\nack.*   timeout  # ACK replies are late\n',
       'kf.txt',
     );
     expect(entries.map((e) => [e.pattern, describeEntry(e), e.reason])).toEqual([
@@ -25,7 +26,8 @@ describe('parseKnownFailing', () => {
   it('refuses an entry that does not name the failure it expects (a bare case id would absorb any failure)', () => {
     expect(() => parseKnownFailing('json.duplicate-key-rejected # a reason\n', 'kf.txt')).toThrow(
       new KnownFailingError(
-        'kf.txt:1: "json.duplicate-key-rejected" must name the failure it expects: a /message pattern/ or one of assert, setup, timeout, network, frames',
+        'kf.txt:1: "json.duplicate-key-rejected" must name the failure it expects: a /message pattern/ or one of assert, setup, ' +
+          'timeout, network, frames',
       ),
     );
   });

@@ -93,7 +93,8 @@ export async function checkConfiguration(env: RunEnvironment): Promise<string | 
     if (welcome?.type !== 'events.welcome') return 'the configuration check received no events.welcome';
     const wrong = ANNOUNCED.filter((a) => welcome.body[a.field] !== timing[a.setting]).map(
       (a) =>
-        `the server's welcome announces ${a.field} ${welcome.body[a.field]}, but the configuration says timing.${a.setting}: ${timing[a.setting]}; ` +
+        `the server's welcome announces ${a.field} ${welcome.body[a.field]}, but the configuration says timing.${a.setting}: ` +
+        `${timing[a.setting]}; ` +
         `set timing.${a.setting}: ${welcome.body[a.field]} (or start the server with ${timing[a.setting]} ms)`,
     );
     if (wrong.length > 0) throw new ConfigError(`the configuration does not match the server:\n  ${wrong.join('\n  ')}`);

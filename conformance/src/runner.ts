@@ -279,7 +279,9 @@ export async function runSuite(options: RunOptions): Promise<RunReport> {
           ...result,
           outcome: 'failed',
           failureKind: 'network',
-          message: `the server stopped answering during this case (${liveness.detail})${result.message ? `; the case reported: ${result.message}` : ''}`,
+          message:
+            `the server stopped answering during this case ` +
+            `(${liveness.detail})${result.message ? `; the case reported: ${result.message}` : ''}`,
         };
         aborted = {
           during: c.id,

@@ -72,7 +72,8 @@ export function renderSeedRulesModule(source: SeedRules): string {
     'export const SEED_RULES = {',
     ...source.rules.map(
       (r) =>
-        `  '${r.id}': { section: ${r.section}, sentence: ${r.sentence}, text: ${JSON.stringify(r.text)}, tags: [${r.tags.map((t) => `'${t}'`).join(', ')}] },`,
+        `  '${r.id}': { section: ${r.section}, sentence: ${r.sentence}, text: ${JSON.stringify(r.text)}, tags: ` +
+        `[${r.tags.map((t) => `'${t}'`).join(', ')}] },`,
     ),
     '} as const;',
     '',

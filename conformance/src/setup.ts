@@ -144,7 +144,8 @@ export async function prepareTarget(
       const problem = await waitReady(baseUrl, waitMs);
       if (problem)
         throw new SetupError(
-          `GET ${baseUrl}/healthz does not answer 200 (${problem})${waitMs > 0 ? ` after waiting ${waitMs} ms` : ''}; is the server running? (--wait-ready SECONDS waits for one that is starting)`,
+          `GET ${baseUrl}/healthz does not answer 200 (${problem})${waitMs > 0 ? ` after waiting ${waitMs} ms` : ''}; is the server ` +
+            `running? (--wait-ready SECONDS waits for one that is starting)`,
         );
     }
 

@@ -219,7 +219,8 @@ export class EventConnection {
     if (!validate(value)) {
       const e = validate.errors?.[0];
       return this.violation(
-        `server frame does not match ${name} (${e?.instancePath || '(root)'} ${e?.message ?? ''}${e?.params ? ` ${JSON.stringify(e.params)}` : ''}): ${text.slice(0, 500)}`,
+        `server frame does not match ${name} (${e?.instancePath || '(root)'} ` +
+          `${e?.message ?? ''}${e?.params ? ` ${JSON.stringify(e.params)}` : ''}): ${text.slice(0, 500)}`,
       );
     }
     const frame = Object.assign(Object.create(null) as object, value, { $text: text, $at: Date.now() }) as Received;

@@ -87,7 +87,7 @@ const PLANTED: readonly Planted[] = [
     fault: 'no-hello-timeout',
     caught: {
       'session.hello-timeout':
-        /a connection without hello \(timing\.helloTimeoutMs is 1000: .*\): expected the server to close the connection within \d+ ms; it stayed open/,
+        /without hello \(timing\.helloTimeoutMs is 1000: .*\): expected the server to close the connection within \d+ ms; it stayed open/,
     },
     control: ['session.welcome'],
   },
@@ -108,8 +108,10 @@ const PLANTED: readonly Planted[] = [
     fault: 'lenient-lease-secret',
     // A leniently decoded alias is either the proof (accepted) or another secret (lease lost): both are caught.
     caught: {
-      'ack.prop-noncanonical-secret':
-        /counterexample, as sent: frame \{.*"type":"event\.ack".*"lease_secret".*\n.*(the ACK was accepted|expected INVALID_ARGUMENT or a 1008 close, got .*DELIVERY_LEASE_LOST)/,
+      'ack.prop-noncanonical-secret': new RegExp(
+        String.raw`counterexample, as sent: frame \{.*"type":"event\.ack".*"lease_secret".*\n.*` +
+          '(the ACK was accepted|expected INVALID_ARGUMENT or a 1008 close, got .*DELIVERY_LEASE_LOST)',
+      ),
     },
     control: ['ack.success'],
   },
@@ -234,7 +236,7 @@ describe('the suite against the independent fixture with planted faults', () => 
     expect(stderr).toContain('set timing.leaseDurationMs: 30000');
   });
 
-  it('stops the run when the server dies mid-run: exit 3, the case during which it died, the last that passed, its exit and output', async () => {
+  it('stops the run when the server dies mid-run: exit 3, the case it died in, the last that passed, its exit and output', async () => {
     const { status, stdout, stderr } = await cli(['--config', configWith('crash-on-oversize'), '--only', 'session.*']);
     expect(status, stdout + stderr).toBe(3);
     expect(stdout).toContain('The server stopped answering during session.oversize-frame-closes');

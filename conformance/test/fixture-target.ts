@@ -47,7 +47,9 @@ export async function startFixtureTarget(faults: readonly Fault[] = []): Promise
       publish: { method: 'http' },
       retention: { command: `${admin} prune --before-sequence {before_sequence}` },
       attemptBudget: {
-        command: `${admin} attempt-budget --subscription {subscription_id} --delivery {delivery_id} --attempts {attempts} --budget {attempt_budget}`,
+        command:
+          `${admin} attempt-budget --subscription {subscription_id} --delivery {delivery_id} --attempts {attempts} --budget ` +
+          `{attempt_budget}`,
       },
       timing: {
         leaseDurationMs: FIXTURE_TIMING.leaseMs,

@@ -279,7 +279,8 @@ describe('the suite against deliberately broken servers', () => {
   it('ratchets known failures: a failure as listed is expected, a listed pass is stale and fails the run', async () => {
     const url = await through(MUTANTS[0]!.mutations);
     const knownFailing = parseKnownFailing(
-      '# the proxy strips Cache-Control\nenvelope.cache-control-no-store /Cache-Control is null/\nenvelope.healthz assert  # listed although it passes\n',
+      '# the proxy strips Cache-Control\nenvelope.cache-control-no-store /Cache-Control is null/\nenvelope.healthz assert  # listed ' +
+        'although it passes\n',
     );
     const report = await runSuite({
       cases: ALL_CASES,

@@ -569,7 +569,8 @@ export const ackCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title:
-      'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same bytes)',
+      'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same ' +
+      'bytes)',
     seed: ['s8-9'],
     timeoutMs: 90_000,
     async run(ctx: CaseContext) {

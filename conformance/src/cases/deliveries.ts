@@ -97,7 +97,8 @@ export const deliveryCases: ConformanceCase[] = [
         for (const needle of [secret, 'lease_secret', 'token_digest', 'secret_digest', ctx.token('full')]) {
           ctx.check(
             !res.text.includes(needle),
-            `${what} contains ${needle === secret ? 'the lease secret' : needle === ctx.token('full') ? 'the bearer token' : `"${needle}"`}`,
+            `${what} contains ` +
+              `${needle === secret ? 'the lease secret' : needle === ctx.token('full') ? 'the bearer token' : `"${needle}"`}`,
           );
         }
       }
@@ -236,7 +237,8 @@ export const deliveryCases: ConformanceCase[] = [
     area: 'deliveries',
     level: 'MUST',
     title:
-      'MUST turn an EXPIRED delivery back to PENDING on retry, adding budget but keeping attempts, epoch and identity; a replay adds nothing',
+      'MUST turn an EXPIRED delivery back to PENDING on retry, adding budget but keeping attempts, epoch and identity; a replay adds ' +
+      'nothing',
     seed: ['s4-23', 's4-24', 's4-25', 's4-13', 's4-8'],
     timeoutMs: expiryTimeout,
     async run(ctx: CaseContext) {
@@ -280,7 +282,8 @@ export const deliveryCases: ConformanceCase[] = [
     area: 'deliveries',
     level: 'MUST',
     title:
-      'MUST refuse a retry that would take the cumulative attempt budget past 1000000 (409 STATE_CONFLICT, nothing changed), and accept one that reaches it',
+      'MUST refuse a retry that would take the cumulative attempt budget past 1000000 (409 STATE_CONFLICT, nothing changed), and accept ' +
+      'one that reaches it',
     seed: ['s4-23', 's7-14'],
     features: ['attempt-budget'],
     timeoutMs: expiryTimeout,
@@ -292,7 +295,8 @@ export const deliveryCases: ConformanceCase[] = [
       const near = (await ctx.deliveryDetail(sub.id, expired.id)).delivery;
       ctx.check(
         near.state === 'EXPIRED' && near.attempts === 999_950 && near.attempt_budget === 999_950,
-        `setup: after the attempt-budget command the delivery reads ${JSON.stringify(near)}; expected EXPIRED with attempts and attempt_budget 999950`,
+        `setup: after the attempt-budget command the delivery reads ${JSON.stringify(near)}; expected EXPIRED with attempts and ` +
+          `attempt_budget 999950`,
       );
       const path = `/v1/subscriptions/${sub.id}/deliveries/${expired.id}:retry`;
       ctx.expectError(

@@ -39,7 +39,8 @@ function rawExchange(
       clearTimeout(timer);
       socket.destroy();
       ctx.log.note(
-        `raw TCP: sent ${JSON.stringify(bytes.slice(0, 300))}; received ${JSON.stringify(response.slice(0, 600))}${closedByServer ? '; closed by the server' : ''}`,
+        `raw TCP: sent ${JSON.stringify(bytes.slice(0, 300))}; received ` +
+          `${JSON.stringify(response.slice(0, 600))}${closedByServer ? '; closed by the server' : ''}`,
       );
       resolve({ response, closedByServer });
     };
@@ -60,7 +61,9 @@ function rawExchange(
 
 /** A create whose body never completes; returns what came back within the request timeout plus 4 s. */
 async function stalledRequest(ctx: CaseContext): Promise<string> {
-  const head = `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: ${ctx.key()}\r\nContent-Length: 100\r\n\r\n{"name":`;
+  const head =
+    `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ` +
+    `${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: ${ctx.key()}\r\nContent-Length: 100\r\n\r\n{"name":`;
   const { response } = await rawExchange(ctx, head, { waitMs: ctx.timing.requestTimeoutMs + 4_000 });
   return response;
 }
@@ -175,7 +178,10 @@ export const faultCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const name = ctx.name();
       const body = JSON.stringify({ name, queue_id: ctx.queue });
-      const head = `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: ${ctx.key()}\r\nContent-Length: ${body.length + 40}\r\n\r\n`;
+      const head =
+        `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ` +
+        `${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: ${ctx.key()}\r\nContent-Length: ` +
+        `${body.length + 40}\r\n\r\n`;
       await rawExchange(ctx, head + body, { destroyAfterSend: true, waitMs: 1_000 });
       const alive = await ctx.get(null, '/healthz');
       ctx.check(alive.status === 200, `GET /healthz after the cut request answered ${alive.status}`);
@@ -197,7 +203,8 @@ export const faultCases: ConformanceCase[] = [
       const response = await stalledRequest(ctx);
       ctx.check(
         /^HTTP\/1\.1 503 /.test(response),
-        `expected 503 within ${ctx.timing.requestTimeoutMs + 4_000} ms (timing.requestTimeoutMs + 4 s), got ${JSON.stringify(response.slice(0, 200)) || 'nothing'}`,
+        `expected 503 within ${ctx.timing.requestTimeoutMs + 4_000} ms (timing.requestTimeoutMs + 4 s), got ` +
+          `${JSON.stringify(response.slice(0, 200)) || 'nothing'}`,
       );
       ctx.check(response.includes('"UNAVAILABLE"'), `the 503 does not carry UNAVAILABLE: ${response.slice(0, 400)}`);
     },

@@ -37,7 +37,9 @@ export const historyCases: ConformanceCase[] = [
     title: 'MUST list create, pause, resume and retire newest first, each once with its reason and the revision it produced',
     orbit: {
       anchor: 'subscription-choices',
-      text: 'every create, pause, resume, retire and retry writes one history entry in the same transaction; replays and refusals write none',
+      text:
+        'every create, pause, resume, retire and retry writes one history entry in the same transaction; replays and refusals write ' +
+        'none',
     },
     features: ['history'],
     async run(ctx: CaseContext) {

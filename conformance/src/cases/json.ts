@@ -258,7 +258,8 @@ export const jsonCases: ConformanceCase[] = [
     seed: ['s6-4'],
     async run(ctx: CaseContext) {
       const result =
-        '{"big":123456789012345678901234567890,"neg":-0,"frac":1.50,"exp":1E+2,"s":"\\u00e9\\ud83d\\ude00","raw":"\u00e9\u{1F600}","list":[1,{"a":null}]}';
+        '{"big":123456789012345678901234567890,"neg":-0,"frac":1.50,"exp":1E+2,' +
+        '"s":"\\u00e9\\ud83d\\ude00","raw":"\u00e9\u{1F600}","list":[1,{"a":null}]}';
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const event = await ctx.publish({ type: 'task.succeeded', result });

@@ -85,7 +85,8 @@ export const sessionCases: ConformanceCase[] = [
       await ctx.expectClosed(
         silent,
         Math.ceil(ctx.timing.helloTimeoutMs / 2) + Math.max(2_000, ctx.timing.helloTimeoutMs),
-        `a connection without hello (timing.helloTimeoutMs is ${ctx.timing.helloTimeoutMs}: a server with a longer hello timeout needs that setting)`,
+        `a connection without hello (timing.helloTimeoutMs is ${ctx.timing.helloTimeoutMs}: a server with a longer hello timeout needs ` +
+          `that setting)`,
       );
     },
   }),
@@ -361,7 +362,8 @@ export const sessionCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title:
-      'MUST close with 1008 on every invalid envelope: duplicate or escaped-duplicate keys, unknown or case-alias members, bad version, type or message_id',
+      'MUST close with 1008 on every invalid envelope: duplicate or escaped-duplicate keys, unknown or case-alias members, bad version, ' +
+      'type or message_id',
     seed: ['s7-9', 's5-6', 's6-10'],
     timeoutMs: 90_000,
     async run(ctx: CaseContext) {
@@ -461,7 +463,8 @@ export const sessionCases: ConformanceCase[] = [
       const arrived = conn.received.filter(isDeliver).length;
       ctx.check(
         closed,
-        `the server kept the connection open although the client read nothing for ${stalledMs} ms (timing.writeTimeoutMs ${ctx.timing.writeTimeoutMs}); ` +
+        `the server kept the connection open although the client read nothing for ${stalledMs} ms (timing.writeTimeoutMs ` +
+          `${ctx.timing.writeTimeoutMs}); ` +
           `${arrived} of 32 deliveries arrived once it read again`,
       );
       ctx.log.note(`closed with ${closed.code} after ${arrived} of 32 deliveries had been written`);

@@ -1,8 +1,9 @@
 /**
  * @module
- * Subscriptions (spec/rules.md §1-§3; from_sequence as an exclusive cursor is Orbit's reading): defaults and normalization, ownership and queue
- * scope, listing and cursors, configure revisions, the history start, usage versus revision, the
- * 64-subscription limit and the absence of a hard delete.
+ * Subscriptions (spec/rules.md §1-§3; from_sequence as an exclusive cursor is Orbit's reading):
+ * defaults and normalization, ownership and queue scope, listing and cursors, configure revisions,
+ * the history start, usage versus revision, the 64-subscription limit and the absence of a hard
+ * delete.
  */
 import { validateSubscription, validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
 import { type ConformanceCase, defineCase } from '../case.ts';

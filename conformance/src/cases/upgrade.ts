@@ -19,7 +19,8 @@ function refused(ctx: CaseContext, outcome: UpgradeOutcome, codes: readonly Erro
   const match = codes.find((c) => c === code && ERROR_TABLE[c].status === outcome.status);
   if (!match)
     throw new CheckFailure(
-      `${what}: expected ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(' or ')}, got HTTP ${outcome.status} ${outcome.body.slice(0, 200)}`,
+      `${what}: expected ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(' or ')}, got HTTP ${outcome.status} ` +
+        `${outcome.body.slice(0, 200)}`,
     );
   ctx.validate(validateErrorEnvelope, outcome.json, `${what}: the refusal body`);
   return match;

@@ -269,7 +269,9 @@ export const validationCases: ConformanceCase[] = [
     title: 'MUST validate a result publication: type, ids, canonical task_revision, object details',
     orbit: {
       anchor: 'result-seam',
-      text: 'the result seam takes {type, task_id, task_revision, details?, result?, effect_uncertain?, current_attempt_id?}, details an object',
+      text:
+        'the result seam takes {type, task_id, task_revision, details?, result?, effect_uncertain?, current_attempt_id?}, details ' +
+        'an object',
     },
     features: ['results-http'],
     async run(ctx: CaseContext) {

@@ -26,7 +26,10 @@ function cut(text: string, max = EVIDENCE_CHARS): string {
 function evidenceLine(e: Evidence): string {
   switch (e.kind) {
     case 'http':
-      return `${e.at} ms  ${e.method} ${e.target}${e.requestBody ? ` ${cut(e.requestBody, 200)}` : ''} -> ${e.status ?? e.error ?? ''} ${cut(e.responseBody ?? '')}`;
+      return (
+        `${e.at} ms  ${e.method} ${e.target}${e.requestBody ? ` ${cut(e.requestBody, 200)}` : ''} -> ${e.status ?? e.error ?? ''} ` +
+        `${cut(e.responseBody ?? '')}`
+      );
     case 'ws-open':
       return `${e.at} ms  [conn ${e.conn}] upgrade ${e.target} -> ${e.status}${e.body ? ` ${cut(e.body)}` : ''}`;
     case 'ws-frame':
@@ -58,12 +61,21 @@ function caseRow(r: CaseResult): string {
     const items = r.evidence.slice(-EVIDENCE_ITEMS);
     const evidence =
       ATTENTION.has(r.outcome) && r.outcome !== 'info' && items.length > 0
-        ? `<details><summary>evidence: the last ${items.length} of ${r.evidence.length + r.evidenceDropped} items (all of them in report.json)</summary><pre>${escapeHtml(items.map(evidenceLine).join('\n'))}</pre></details>`
+        ? `<details><summary>evidence: the last ${items.length} of ${r.evidence.length + r.evidenceDropped} items (all of them in ` +
+          `report.json)</summary><pre>${escapeHtml(items.map(evidenceLine).join('\n'))}</pre></details>`
         : '';
     detail = `<pre class="msg">${escapeHtml(message)}</pre>${listed}${evidence}`;
   }
   const notes = r.cleanupNotes.length ? `<p class="note">cleanup: ${escapeHtml(r.cleanupNotes.join('; '))}</p>` : '';
-  return `<tr class="c ${r.outcome}" data-o="${r.outcome}" data-s="${sections(r).join(' ')}"><td class="o">${r.outcome}</td><td><code id="${escapeHtml(r.id)}">${escapeHtml(r.id)}</code></td><td>${r.level}</td><td>${cites}</td><td>${escapeHtml(r.title)}${detail}${notes}</td><td class="n">${r.durationMs}</td></tr>`;
+  const cells = [
+    `<td class="o">${r.outcome}</td>`,
+    `<td><code id="${escapeHtml(r.id)}">${escapeHtml(r.id)}</code></td>`,
+    `<td>${r.level}</td>`,
+    `<td>${cites}</td>`,
+    `<td>${escapeHtml(r.title)}${detail}${notes}</td>`,
+    `<td class="n">${r.durationMs}</td>`,
+  ];
+  return `<tr class="c ${r.outcome}" data-o="${r.outcome}" data-s="${sections(r).join(' ')}">${cells.join('')}</tr>`;
 }
 
 function summaryTable(report: RunReport): string {
@@ -76,13 +88,35 @@ function summaryTable(report: RunReport): string {
     return n === 0 ? '<td></td>' : `<td class="${o}"><a href="#cases" data-fo="${o}" data-fs="${section}">${n}</a></td>`;
   };
   const rows = keys.map((s) => `<tr><th>${s === 'orbit' ? 'Orbit choices' : s}</th>${present.map((o) => cell(s, o)).join('')}</tr>`);
-  return `<table class="sum"><thead><tr><th>section</th>${present.map((o) => `<th>${o}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  const head = `<tr><th>section</th>${present.map((o) => `<th>${o}</th>`).join('')}</tr>`;
+  return `<table class="sum"><thead>${head}</thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-const SCRIPT = `const q=(s)=>document.querySelector(s);
-function apply(){const o=q('#fo').value,s=q('#fs').value;for(const tr of document.querySelectorAll('tr.c'))tr.hidden=(o&&tr.dataset.o!==o)||(s&&!tr.dataset.s.split(' ').includes(s));}
-q('#fo').onchange=apply;q('#fs').onchange=apply;
-for(const a of document.querySelectorAll('[data-fo]'))a.onclick=()=>{q('#fo').value=a.dataset.fo;q('#fs').value=a.dataset.fs||'';apply();};`;
+/** Filters the case rows by outcome and section; a click on a summary count sets both. */
+const SCRIPT = [
+  'const q=(s)=>document.querySelector(s);',
+  'function apply(){const o=q("#fo").value,s=q("#fs").value;',
+  'for(const tr of document.querySelectorAll("tr.c"))tr.hidden=(o&&tr.dataset.o!==o)||(s&&!tr.dataset.s.split(" ").includes(s));}',
+  'q("#fo").onchange=apply;q("#fs").onchange=apply;',
+  'for(const a of document.querySelectorAll("[data-fo]"))',
+  'a.onclick=()=>{q("#fo").value=a.dataset.fo;q("#fs").value=a.dataset.fs||"";apply();};',
+].join('\n');
+
+function runLine(report: RunReport): string {
+  return [
+    `target ${report.baseUrl}`,
+    `profile ${report.profile}${report.strict ? ' (strict)' : ''}`,
+    `started ${report.startedAt}`,
+    `${(report.durationMs / 1000).toFixed(1)} s`,
+    `seed ${report.seed} (${report.numRuns} runs per property)`,
+    `features: ${report.features.join(', ') || 'none'}`,
+  ].join(' · ');
+}
+
+function verdictLine(report: RunReport): string {
+  const c = report.counts;
+  return `${tallyLine(report)} (${c.knownFailing} known failing, ${c.flaky} flaky, ${c.stale} stale, ${c.unexpected} unexpected)`;
+}
 
 export function renderHtml(report: RunReport): string {
   const order = (r: CaseResult) => OUTCOME_ORDER.indexOf(r.outcome);
@@ -104,8 +138,8 @@ pre{white-space:pre-wrap;word-break:break-all;margin:2px 0;background:#f6f6f6;pa
 pre.msg{background:#fee}pre.abort{background:#fdd;font-size:14px}.verdict{font-size:18px}p.note{color:#666;margin:2px 0}
 </style></head><body>
 <h1>Orbit conformance</h1>
-<p>Target <code>${escapeHtml(report.baseUrl)}</code> · profile <b>${report.profile}</b>${report.strict ? ' (strict)' : ''} · started ${escapeHtml(report.startedAt)} · ${(report.durationMs / 1000).toFixed(1)} s · seed ${report.seed} (${report.numRuns} runs per property) · features: ${escapeHtml(report.features.join(', ') || 'none')}</p>
-<p class="verdict"><b>${report.ok ? 'OK' : 'NOT OK'}</b>: ${escapeHtml(tallyLine(report))} (${report.counts.knownFailing} known failing, ${report.counts.flaky} flaky, ${report.counts.stale} stale, ${report.counts.unexpected} unexpected)</p>
+<p>${escapeHtml(runLine(report))}</p>
+<p class="verdict"><b>${report.ok ? 'OK' : 'NOT OK'}</b>: ${escapeHtml(verdictLine(report))}</p>
 ${report.preflight ? `<p class="note">${escapeHtml(report.preflight)}</p>` : ''}${abort}
 <h2>By section</h2>
 ${summaryTable(report)}

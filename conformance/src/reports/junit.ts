@@ -51,13 +51,15 @@ export function renderJunit(report: RunReport): string {
   const out: string[] = ['<?xml version="1.0" encoding="UTF-8"?>'];
   const run = report.aborted ? 1 : 0;
   out.push(
-    `<testsuites name="orbit-conformance" tests="${report.results.length + run}" failures="${failures(report.results) + run}" skipped="${skipped(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">`,
+    `<testsuites name="orbit-conformance" tests="${report.results.length + run}" failures="${failures(report.results) + run}" ` +
+      `skipped="${skipped(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">`,
   );
   for (const area of areas) {
     const rs = report.results.filter((r) => r.area === area);
     const time = rs.reduce((s, r) => s + r.durationMs, 0) / 1000;
     out.push(
-      `  <testsuite name="${escapeXml(area)}" tests="${rs.length}" failures="${failures(rs)}" skipped="${skipped(rs)}" time="${time.toFixed(3)}">`,
+      `  <testsuite name="${escapeXml(area)}" tests="${rs.length}" failures="${failures(rs)}" skipped="${skipped(rs)}" ` +
+        `time="${time.toFixed(3)}">`,
     );
     for (const r of rs) out.push(...testcase(r));
     out.push('  </testsuite>');

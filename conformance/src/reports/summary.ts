@@ -63,7 +63,10 @@ export function evidenceTail(evidence: readonly Evidence[], count = 6): string {
         case 'ws-open':
           return `${e.at} ms  [conn ${e.conn}] upgrade ${e.target} -> ${e.status}`;
         case 'ws-frame':
-          return `${e.at} ms  [conn ${e.conn}] ${e.direction === 'sent' ? '>>' : '<<'} ${e.binary ? '(binary) ' : ''}${e.text.slice(0, 200)}`;
+          return (
+            `${e.at} ms  [conn ${e.conn}] ${e.direction === 'sent' ? '>>' : '<<'} ` +
+            `${e.binary ? '(binary) ' : ''}${e.text.slice(0, 200)}`
+          );
         case 'ws-close':
           return `${e.at} ms  [conn ${e.conn}] closed ${e.code} ${e.reason}`;
         case 'publish':
@@ -82,7 +85,8 @@ function renderCaseLines(report: RunReport): string[] {
   const lines: string[] = [];
   lines.push(`orbit conformance against ${report.baseUrl}, profile ${report.profile}${report.strict ? ' (strict)' : ''}`);
   lines.push(
-    `seed ${report.seed} (replay with --seed ${report.seed}), ${report.numRuns} runs per property, features: ${report.features.join(', ') || 'none'}`,
+    `seed ${report.seed} (replay with --seed ${report.seed}), ${report.numRuns} runs per property, features: ` +
+      `${report.features.join(', ') || 'none'}`,
   );
   if (report.preflight) lines.push(`note: ${report.preflight}`);
   let area = '';

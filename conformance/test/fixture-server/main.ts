@@ -1,8 +1,9 @@
 /**
  * @module
  * The fixture as a process, the way a third party's server would run: `node --import tsx main.ts
- * --port N --admin-token-file PATH [--fault NAME]... [--max-connections N]` (faults also from FIXTURE_FAULTS, comma-separated). It writes its admin
- * token to the file (the admin client, admin.mjs, reads it) and prints one line when it listens.
+ * --port N --admin-token-file PATH [--fault NAME]... [--max-connections N]` (faults also from
+ * FIXTURE_FAULTS, comma-separated). It writes its admin token to the file (the admin client,
+ * admin.mjs, reads it) and prints one line when it listens.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
