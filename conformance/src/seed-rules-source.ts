@@ -58,6 +58,20 @@ export function parseSeedRules(markdown: string): SeedRules {
   return { sections, rules };
 }
 
+/** A string literal, in pieces of at most 90 characters so that the module keeps to 140 columns. */
+function literal(text: string): string {
+  const pieces: string[] = [];
+  let rest = text;
+  while (rest.length > 90) {
+    const cut = rest.lastIndexOf(' ', 90);
+    const at = cut > 0 ? cut + 1 : 90;
+    pieces.push(rest.slice(0, at));
+    rest = rest.slice(at);
+  }
+  pieces.push(rest);
+  return pieces.map((p) => JSON.stringify(p)).join(' + ');
+}
+
 /** The TypeScript module `src/seed-rules.ts`. */
 export function renderSeedRulesModule(source: SeedRules): string {
   const lines = [
@@ -72,7 +86,7 @@ export function renderSeedRulesModule(source: SeedRules): string {
     'export const SEED_RULES = {',
     ...source.rules.map(
       (r) =>
-        `  '${r.id}': { section: ${r.section}, sentence: ${r.sentence}, text: ${JSON.stringify(r.text)}, tags: ` +
+        `  '${r.id}': { section: ${r.section}, sentence: ${r.sentence}, text: ${literal(r.text)}, tags: ` +
         `[${r.tags.map((t) => `'${t}'`).join(', ')}] },`,
     ),
     '} as const;',

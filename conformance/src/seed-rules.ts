@@ -19,13 +19,18 @@ export const SEED_RULES = {
   's0-1': {
     section: 0,
     sentence: 1,
-    text: "The server's HTTP/WSS interface, the management SDK, the event connection SDK, an auto-reconnecting consumer, durable Inbox examples and a verification that kills real processes are all implemented.",
+    text:
+      "The server's HTTP/WSS interface, the management SDK, the event connection SDK, an " +
+      'auto-reconnecting consumer, durable Inbox examples and a verification that kills real ' +
+      'processes are all implemented.',
     tags: ['informative'],
   },
   's0-2': {
     section: 0,
     sentence: 2,
-    text: 'This page states the interface semantics; production backlog, cross-node aggregation, capacity and release compatibility are still accepted against the delivery checklist.',
+    text:
+      'This page states the interface semantics; production backlog, cross-node aggregation, ' +
+      'capacity and release compatibility are still accepted against the delivery checklist.',
     tags: ['informative'],
   },
   's0-3': {
@@ -37,7 +42,8 @@ export const SEED_RULES = {
   's1-1': {
     section: 1,
     sentence: 1,
-    text: 'Every HTTP request uses the `Authorization: Bearer` header; management write requests also need a stable `Idempotency-Key`.',
+    text:
+      'Every HTTP request uses the `Authorization: Bearer` header; management write requests also ' + 'need a stable `Idempotency-Key`.',
     tags: [],
   },
   's1-2': {
@@ -50,7 +56,7 @@ export const SEED_RULES = {
   's1-4': {
     section: 1,
     sentence: 4,
-    text: 'Requests do not accept a self-reported `namespace_id`, `application_id` or `credential_id`.',
+    text: 'Requests do not accept a self-reported `namespace_id`, `application_id` or ' + '`credential_id`.',
     tags: [],
   },
   's1-5': {
@@ -62,13 +68,15 @@ export const SEED_RULES = {
   's1-6': {
     section: 1,
     sentence: 6,
-    text: "Besides the action permission, every operation checks the queue scope and the subscription's owner.",
+    text: 'Besides the action permission, every operation checks the queue scope and the ' + "subscription's owner.",
     tags: [],
   },
   's1-7': {
     section: 1,
     sentence: 7,
-    text: 'Another credential cannot operate on this subscription, even one of the same namespace; rebinding a subscription to another credential is not offered yet.',
+    text:
+      'Another credential cannot operate on this subscription, even one of the same namespace; ' +
+      'rebinding a subscription to another credential is not offered yet.',
     tags: [],
   },
   's1-8': { section: 1, sentence: 8, text: 'bootstrap grants the three event actions only with an explicit `--event-access`.', tags: [] },
@@ -91,25 +99,25 @@ export const SEED_RULES = {
   's1-15': {
     section: 1,
     sentence: 15,
-    text: '`GET /v1/subscriptions/{id}/deliveries/{delivery_id}` needs `events:read` (GetEventDelivery).',
+    text: '`GET /v1/subscriptions/{id}/deliveries/{delivery_id}` needs `events:read` ' + '(GetEventDelivery).',
     tags: [],
   },
   's1-16': {
     section: 1,
     sentence: 16,
-    text: '`POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry` needs `events:manage` (RetryEventDelivery).',
+    text: '`POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry` needs `events:manage` ' + '(RetryEventDelivery).',
     tags: [],
   },
   's1-17': {
     section: 1,
     sentence: 17,
-    text: '`GET /v1/events/connect` (a WebSocket upgrade) needs `events:consume` (ConnectEvents / NewEventConsumer).',
+    text: '`GET /v1/events/connect` (a WebSocket upgrade) needs `events:consume` (ConnectEvents / ' + 'NewEventConsumer).',
     tags: [],
   },
   's1-18': {
     section: 1,
     sentence: 18,
-    text: 'HTTP uses one envelope, `request_id` plus `data` or `error`; responses carry `X-Request-ID` and `Cache-Control: no-store`.',
+    text: 'HTTP uses one envelope, `request_id` plus `data` or `error`; responses carry ' + '`X-Request-ID` and `Cache-Control: no-store`.',
     tags: [],
   },
   's1-19': {
@@ -121,50 +129,60 @@ export const SEED_RULES = {
   's1-20': {
     section: 1,
     sentence: 20,
-    text: 'Unknown fields, case-variant aliases of field names, duplicate JSON keys, and unknown or repeated query parameters are all rejected.',
+    text:
+      'Unknown fields, case-variant aliases of field names, duplicate JSON keys, and unknown or ' +
+      'repeated query parameters are all rejected.',
     tags: [],
   },
   's1-21': {
     section: 1,
     sentence: 21,
-    text: 'Counts and versions travel as canonical decimal strings: no plus sign, leading zero or fraction.',
+    text: 'Counts and versions travel as canonical decimal strings: no plus sign, leading zero or ' + 'fraction.',
     tags: [],
   },
   's1-22': { section: 1, sentence: 22, text: 'No operation but the two list operations accepts query parameters.', tags: [] },
   's1-23': {
     section: 1,
     sentence: 23,
-    text: 'There is no public operation that hard-deletes a subscription, changes its filter, changes its history start or replaces its owning credential.',
+    text:
+      'There is no public operation that hard-deletes a subscription, changes its filter, changes ' +
+      'its history start or replaces its owning credential.',
     tags: [],
   },
   's2-1': {
     section: 2,
     sentence: 1,
-    text: '`POST /v1/subscriptions` with `Content-Type: application/json` and an `Idempotency-Key`, the operation identity that the caller persists.',
+    text:
+      '`POST /v1/subscriptions` with `Content-Type: application/json` and an `Idempotency-Key`, ' +
+      'the operation identity that the caller persists.',
     tags: [],
   },
   's2-2': {
     section: 2,
     sentence: 2,
-    text: '`name`: required, 1–128 ASCII characters, the first a letter or digit, the rest letters, digits, dots, underscores or hyphens; unique within the namespace.',
+    text:
+      '`name`: required, 1–128 ASCII characters, the first a letter or digit, the rest letters, ' +
+      'digits, dots, underscores or hyphens; unique within the namespace.',
     tags: [],
   },
   's2-3': {
     section: 2,
     sentence: 3,
-    text: '`queue_id`: required, a 32-character lower-case hex id; the subscription is fixed to that queue.',
+    text: '`queue_id`: required, a 32-character lower-case hex id; the subscription is fixed to that ' + 'queue.',
     tags: [],
   },
   's2-4': {
     section: 2,
     sentence: 4,
-    text: '`types`: an optional array; omitted or `[]` means all four; otherwise a subset of the four without repeats.',
+    text: '`types`: an optional array; omitted or `[]` means all four; otherwise a subset of the four ' + 'without repeats.',
     tags: [],
   },
   's2-5': {
     section: 2,
     sentence: 5,
-    text: '`from_sequence`: an optional uint64 decimal string; omitted or `null` starts after the stream head committed at creation; `"0"` starts from the existing result log.',
+    text:
+      '`from_sequence`: an optional uint64 decimal string; omitted or `null` starts after the ' +
+      'stream head committed at creation; `"0"` starts from the existing result log.',
     tags: [],
   },
   's2-6': {
@@ -182,40 +200,52 @@ export const SEED_RULES = {
   's2-8': {
     section: 2,
     sentence: 8,
-    text: 'The four result types are `task.succeeded`, `task.failed`, `task.cancelled` and `task.needs_review`.',
+    text: 'The four result types are `task.succeeded`, `task.failed`, `task.cancelled` and ' + '`task.needs_review`.',
     tags: [],
   },
   's2-9': { section: 2, sentence: 9, text: '`task.requeued`, a safe retry, is not in this set.', tags: [] },
   's2-10': {
     section: 2,
     sentence: 10,
-    text: '`needs_review` is neither a success nor a definite failure; the same task may later produce another authoritative result, so results must be deduplicated by `event_id`, never by `task_id` alone.',
+    text:
+      '`needs_review` is neither a success nor a definite failure; the same task may later ' +
+      'produce another authoritative result, so results must be deduplicated by `event_id`, never ' +
+      'by `task_id` alone.',
     tags: [],
   },
   's2-11': { section: 2, sentence: 11, text: 'A create request: `{name, queue_id, types, max_pending, max_attempts}`.', tags: ['example'] },
   's2-12': {
     section: 2,
     sentence: 12,
-    text: 'The first success is HTTP 201; a resend with the same identity and content is HTTP 200 with `deduplicated=true` and returns the original snapshot.',
+    text:
+      'The first success is HTTP 201; a resend with the same identity and content is HTTP 200 ' +
+      'with `deduplicated=true` and returns the original snapshot.',
     tags: [],
   },
   's2-13': {
     section: 2,
     sentence: 13,
-    text: 'While a request is unconfirmed, the caller must keep the original key, request and `from_sequence`; it must not switch to a new key to catch up to the newest position.',
+    text:
+      'While a request is unconfirmed, the caller must keep the original key, request and ' +
+      '`from_sequence`; it must not switch to a new key to catch up to the newest position.',
     tags: ['client'],
   },
   's2-14': {
     section: 2,
     sentence: 14,
-    text: 'A create response: `{request_id, data: {subscription: {id, queue_id, credential_id, name, revision, enabled, types, cursor_sequence, pending_count, max_pending, max_attempts, created_at, updated_at}, deduplicated}}`.',
+    text:
+      'A create response: `{request_id, data: {subscription: {id, queue_id, credential_id, name, ' +
+      'revision, enabled, types, cursor_sequence, pending_count, max_pending, max_attempts, ' +
+      'created_at, updated_at}, deduplicated}}`.',
     tags: ['example'],
   },
   's2-15': { section: 2, sentence: 15, text: 'The type set is normalized to a fixed order.', tags: [] },
   's2-16': {
     section: 2,
     sentence: 16,
-    text: '`cursor_sequence` is the position up to which results were scanned and delivery records created; it is not an acknowledgement watermark.',
+    text:
+      '`cursor_sequence` is the position up to which results were scanned and delivery records ' +
+      'created; it is not an acknowledgement watermark.',
     tags: [],
   },
   's2-17': { section: 2, sentence: 17, text: '`pending_count` includes waiting, leased and attempts-exhausted records.', tags: [] },
@@ -223,19 +253,21 @@ export const SEED_RULES = {
   's2-19': {
     section: 2,
     sentence: 19,
-    text: 'A namespace holds at most 64 subscriptions that are not retired; a paused one still takes a slot; a successful retirement frees it.',
+    text:
+      'A namespace holds at most 64 subscriptions that are not retired; a paused one still takes ' +
+      'a slot; a successful retirement frees it.',
     tags: [],
   },
   's2-20': {
     section: 2,
     sentence: 20,
-    text: '`from_sequence` may neither exceed the committed stream head nor lie before the retention boundary of pruned results.',
+    text: '`from_sequence` may neither exceed the committed stream head nor lie before the retention ' + 'boundary of pruned results.',
     tags: [],
   },
   's2-21': {
     section: 2,
     sentence: 21,
-    text: 'The existing log starts with migration 000013; task results from before it are not fabricated.',
+    text: 'The existing log starts with migration 000013; task results from before it are not ' + 'fabricated.',
     tags: ['informative'],
   },
   's3-1': {
@@ -247,34 +279,37 @@ export const SEED_RULES = {
   's3-2': {
     section: 3,
     sentence: 2,
-    text: 'The receipt of an idempotent write is the original state; only the query operations read the current configuration and usage.',
+    text:
+      'The receipt of an idempotent write is the original state; only the query operations read ' + 'the current configuration and usage.',
     tags: [],
   },
   's3-3': {
     section: 3,
     sentence: 3,
-    text: '`GET /v1/subscriptions` must carry `queue_id`; `limit` (1–100, default 20) and `cursor` are optional.',
+    text: '`GET /v1/subscriptions` must carry `queue_id`; `limit` (1–100, default 20) and `cursor` ' + 'are optional.',
     tags: [],
   },
   's3-4': { section: 3, sentence: 4, text: 'It returns `data.items`, an array of subscriptions, and an optional `next_cursor`.', tags: [] },
   's3-5': {
     section: 3,
     sentence: 5,
-    text: "The list holds only the current credential's subscriptions in this queue, ordered by `created_at` DESC, `id` DESC.",
+    text: "The list holds only the current credential's subscriptions in this queue, ordered by " + '`created_at` DESC, `id` DESC.',
     tags: [],
   },
   's3-6': { section: 3, sentence: 6, text: 'A cursor cannot be used with another queue, credential or namespace.', tags: [] },
   's3-7': {
     section: 3,
     sentence: 7,
-    text: '`POST /v1/subscriptions/{id}:configure` changes only `enabled` and requires all three fields below, each given explicitly.',
+    text: '`POST /v1/subscriptions/{id}:configure` changes only `enabled` and requires all three ' + 'fields below, each given explicitly.',
     tags: [],
   },
   's3-8': { section: 3, sentence: 8, text: 'A configure request: `{expected_revision, enabled, reason}`.', tags: ['example'] },
   's3-9': {
     section: 3,
     sentence: 9,
-    text: '`expected_revision` must match the current configuration revision; `reason` is a non-empty string of at most 1024 Unicode characters.',
+    text:
+      '`expected_revision` must match the current configuration revision; `reason` is a non-empty ' +
+      'string of at most 1024 Unicode characters.',
     tags: [],
   },
   's3-10': {
@@ -286,59 +321,68 @@ export const SEED_RULES = {
   's3-11': {
     section: 3,
     sentence: 11,
-    text: 'To resume, set `enabled=true` with a new operation identity and the revision obtained by a query.',
+    text: 'To resume, set `enabled=true` with a new operation identity and the revision obtained by a ' + 'query.',
     tags: ['client'],
   },
   's3-12': {
     section: 3,
     sentence: 12,
-    text: 'A repeat of the original command must keep the first revision; the new revision of the response must not be put back under the original key.',
+    text:
+      'A repeat of the original command must keep the first revision; the new revision of the ' +
+      'response must not be put back under the original key.',
     tags: [],
   },
   's3-13': {
     section: 3,
     sentence: 13,
-    text: 'Pausing stops new materialization and claims and keeps the existing results, deliveries and leases; consumers may still acknowledge results they have reliably saved.',
+    text:
+      'Pausing stops new materialization and claims and keeps the existing results, deliveries ' +
+      'and leases; consumers may still acknowledge results they have reliably saved.',
     tags: [],
   },
   's3-14': { section: 3, sentence: 14, text: 'Pausing does not withdraw messages already sent.', tags: [] },
   's3-15': {
     section: 3,
     sentence: 15,
-    text: 'A new command with the same boolean value is still a new, audited configuration operation and increments the revision.',
+    text: 'A new command with the same boolean value is still a new, audited configuration operation ' + 'and increments the revision.',
     tags: [],
   },
   's4-1': {
     section: 4,
     sentence: 1,
-    text: '`GET /v1/subscriptions/{id}/deliveries` takes `limit`, `cursor` and an optional `state`: PENDING, LEASED, ACKED or EXPIRED.',
+    text:
+      '`GET /v1/subscriptions/{id}/deliveries` takes `limit`, `cursor` and an optional `state`: ' + 'PENDING, LEASED, ACKED or EXPIRED.',
     tags: [],
   },
   's4-2': { section: 4, sentence: 2, text: 'Without `state` it returns every materialized delivery.', tags: [] },
   's4-3': {
     section: 4,
     sentence: 3,
-    text: '`data` is `{items: [...], next_cursor?: "..."}`, paged by creation time and id, descending.',
+    text: '`data` is `{items: [...], next_cursor?: "..."}`, paged by creation time and id, ' + 'descending.',
     tags: [],
   },
   's4-4': {
     section: 4,
     sentence: 4,
-    text: 'A cursor is bound to the subscription, the credential, the namespace and the state filter and cannot be used with others.',
+    text: 'A cursor is bound to the subscription, the credential, the namespace and the state filter ' + 'and cannot be used with others.',
     tags: [],
   },
   's4-5': { section: 4, sentence: 5, text: 'An EventDelivery list item has the fields below.', tags: [] },
   's4-6': {
     section: 4,
     sentence: 6,
-    text: '`id`, `subscription_id`, `event_id`: 32-character lower-case hex identities; the delivery id of one event to one subscription does not change with redelivery.',
+    text:
+      '`id`, `subscription_id`, `event_id`: 32-character lower-case hex identities; the delivery ' +
+      'id of one event to one subscription does not change with redelivery.',
     tags: [],
   },
   's4-7': { section: 4, sentence: 7, text: '`sequence`: the sequence of the source result, a uint64 string.', tags: [] },
   's4-8': {
     section: 4,
     sentence: 8,
-    text: "`revision`: the delivery's concurrency version, a uint64 string; it changes on claim, recovery, acknowledgement and manual retry.",
+    text:
+      "`revision`: the delivery's concurrency version, a uint64 string; it changes on claim, " +
+      'recovery, acknowledgement and manual retry.',
     tags: [],
   },
   's4-9': { section: 4, sentence: 9, text: '`state`: one of the four delivery states.', tags: [] },
@@ -358,38 +402,39 @@ export const SEED_RULES = {
   's4-13': {
     section: 4,
     sentence: 13,
-    text: '`attempts`, `attempt_budget`: the attempts used and the cumulative budget, integers; a manual retry does not reset `attempts`.',
+    text:
+      '`attempts`, `attempt_budget`: the attempts used and the cumulative budget, integers; a ' + 'manual retry does not reset `attempts`.',
     tags: [],
   },
   's4-14': {
     section: 4,
     sentence: 14,
-    text: '`acknowledged_at`: the optional UTC time of the first valid acknowledgement; present only when ACKED.',
+    text: '`acknowledged_at`: the optional UTC time of the first valid acknowledgement; present only ' + 'when ACKED.',
     tags: [],
   },
   's4-15': {
     section: 4,
     sentence: 15,
-    text: '`GET /v1/subscriptions/{id}/deliveries/{delivery_id}` returns `data` `{delivery: EventDelivery, event: ResultEvent}`.',
+    text: '`GET /v1/subscriptions/{id}/deliveries/{delivery_id}` returns `data` `{delivery: ' + 'EventDelivery, event: ResultEvent}`.',
     tags: [],
   },
   's4-16': { section: 4, sentence: 16, text: "The event's fields are those of the `event.deliver` example of §6.", tags: [] },
   's4-17': {
     section: 4,
     sentence: 17,
-    text: 'This operation returns neither `lease_secret` nor `token_digest`, and one delivery id cannot be read across subscriptions.',
+    text: 'This operation returns neither `lease_secret` nor `token_digest`, and one delivery id ' + 'cannot be read across subscriptions.',
     tags: [],
   },
   's4-18': {
     section: 4,
     sentence: 18,
-    text: "Paging is an operator's query, not a consistent snapshot nor a reliable consumption protocol.",
+    text: "Paging is an operator's query, not a consistent snapshot nor a reliable consumption " + 'protocol.',
     tags: ['informative'],
   },
   's4-19': {
     section: 4,
     sentence: 19,
-    text: 'Concurrent state changes may change what a filter returns; walking the list cannot replace acknowledging deliveries.',
+    text: 'Concurrent state changes may change what a filter returns; walking the list cannot replace ' + 'acknowledging deliveries.',
     tags: ['client'],
   },
   's4-20': {
@@ -401,27 +446,34 @@ export const SEED_RULES = {
   's4-21': {
     section: 4,
     sentence: 21,
-    text: '`POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry` is allowed only for EXPIRED and carries a stable `Idempotency-Key`.',
+    text:
+      '`POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry` is allowed only for EXPIRED ' +
+      'and carries a stable `Idempotency-Key`.',
     tags: [],
   },
   's4-22': { section: 4, sentence: 22, text: 'A retry request: `{expected_revision, reason, additional_attempts}`.', tags: ['example'] },
   's4-23': {
     section: 4,
     sentence: 23,
-    text: 'Success is HTTP 200 with `data` `{delivery: EventDelivery, deduplicated: false}`; the delivery becomes PENDING and its budget grows by 1–100 attempts; the cumulative budget is at most 1000000.',
+    text:
+      'Success is HTTP 200 with `data` `{delivery: EventDelivery, deduplicated: false}`; the ' +
+      'delivery becomes PENDING and its budget grows by 1–100 attempts; the cumulative budget is ' +
+      'at most 1000000.',
     tags: [],
   },
   's4-24': {
     section: 4,
     sentence: 24,
-    text: 'The attempts already used, the epoch, the event identity and the backlog slot are not reset.',
+    text: 'The attempts already used, the epoch, the event identity and the backlog slot are not ' + 'reset.',
     tags: [],
   },
   's4-25': { section: 4, sentence: 25, text: 'A resend returns the original receipt and adds nothing more.', tags: [] },
   's4-26': {
     section: 4,
     sentence: 26,
-    text: 'Recovery of a lease is currently triggered by later claims of an enabled subscription; with no consumer, or while paused, a lease may still show LEASED after its deadline.',
+    text:
+      'Recovery of a lease is currently triggered by later claims of an enabled subscription; ' +
+      'with no consumer, or while paused, a lease may still show LEASED after its deadline.',
     tags: [],
   },
   's4-27': {
@@ -433,76 +485,88 @@ export const SEED_RULES = {
   's4-28': {
     section: 4,
     sentence: 28,
-    text: 'An independent background sweep, history pruning and secure credential rebinding are still to come.',
+    text: 'An independent background sweep, history pruning and secure credential rebinding are still ' + 'to come.',
     tags: ['informative'],
   },
   's5-1': {
     section: 5,
     sentence: 1,
-    text: 'The entry point is `/v1/events/connect`, with `Sec-WebSocket-Protocol: orbit.events.v1` and `Authorization` in the request header.',
+    text:
+      'The entry point is `/v1/events/connect`, with `Sec-WebSocket-Protocol: orbit.events.v1` ' +
+      'and `Authorization` in the request header.',
     tags: [],
   },
   's5-2': { section: 5, sentence: 2, text: 'URL parameters and a cross-origin `Origin` are refused; cookies are not used.', tags: [] },
   's5-3': {
     section: 5,
     sentence: 3,
-    text: '`events:consume` is checked before the upgrade; the hello then checks the owner and queue scope of the named subscription.',
+    text: '`events:consume` is checked before the upgrade; the hello then checks the owner and queue ' + 'scope of the named subscription.',
     tags: [],
   },
   's5-4': {
     section: 5,
     sentence: 4,
-    text: 'Read permission cannot replace consume permission, and consume permission does not imply permission to read all of the history.',
+    text:
+      'Read permission cannot replace consume permission, and consume permission does not imply ' +
+      'permission to read all of the history.',
     tags: [],
   },
   's5-5': { section: 5, sentence: 5, text: 'Each frame is one text JSON message of at most 512 KiB; compression is disabled.', tags: [] },
   's5-6': {
     section: 5,
     sentence: 6,
-    text: '`protocol_version` is always `"1"`; `message_id` is a random 32-character hex id generated by the sender.',
+    text: '`protocol_version` is always `"1"`; `message_id` is a random 32-character hex id generated ' + 'by the sender.',
     tags: [],
   },
   's5-7': { section: 5, sentence: 7, text: 'Server responses use a new `message_id` and name the request in `reply_to`.', tags: [] },
   's5-8': {
     section: 5,
     sentence: 8,
-    text: '`message_id` serves only correlation; the durable deduplication of an ACK rests on the delivery id, the epoch and the secret.',
+    text:
+      '`message_id` serves only correlation; the durable deduplication of an ACK rests on the ' + 'delivery id, the epoch and the secret.',
     tags: [],
   },
   's5-9': {
     section: 5,
     sentence: 9,
-    text: 'The client sends `events.hello` within 5 seconds of connecting; it must not carry `session_id`, `reply_to` or `error`.',
+    text: 'The client sends `events.hello` within 5 seconds of connecting; it must not carry ' + '`session_id`, `reply_to` or `error`.',
     tags: [],
   },
   's5-10': {
     section: 5,
     sentence: 10,
-    text: 'A hello: `{protocol_version, type: "events.hello", message_id, body: {subscription_id, capacity}}`.',
+    text: 'A hello: `{protocol_version, type: "events.hello", message_id, body: {subscription_id, ' + 'capacity}}`.',
     tags: ['example'],
   },
   's5-11': {
     section: 5,
     sentence: 11,
-    text: '`capacity` is a required integer 1–32, the number of deliveries the connection may hold, checked inside a database transaction.',
+    text:
+      '`capacity` is a required integer 1–32, the number of deliveries the connection may hold, ' +
+      'checked inside a database transaction.',
     tags: [],
   },
   's5-12': {
     section: 5,
     sentence: 12,
-    text: 'In the first version it cannot change during a connection; to change the capacity, close and reconnect.',
+    text: 'In the first version it cannot change during a connection; to change the capacity, close ' + 'and reconnect.',
     tags: [],
   },
   's5-13': {
     section: 5,
     sentence: 13,
-    text: 'Several connections of the same credential may still consume one subscription together; they compete for the persisted deliveries.',
+    text:
+      'Several connections of the same credential may still consume one subscription together; ' +
+      'they compete for the persisted deliveries.',
     tags: [],
   },
   's5-14': {
     section: 5,
     sentence: 14,
-    text: 'A welcome: `{..., type: "events.welcome", reply_to, session_id, body: {session_id, subscription_id, capacity, lease_duration_ms, heartbeat_interval_ms, server_time, enabled}}`.',
+    text:
+      'A welcome: `{..., type: "events.welcome", reply_to, session_id, body: {session_id, ' +
+      'subscription_id, capacity, lease_duration_ms, heartbeat_interval_ms, server_time, ' +
+      'enabled}}`.',
     tags: ['example'],
   },
   's5-15': {
@@ -515,32 +579,40 @@ export const SEED_RULES = {
   's5-17': {
     section: 5,
     sentence: 17,
-    text: "A disconnect neither restores the old connection's identity nor deletes its leases; a new connection gets a new `session_id` but may reconcile ACKs with the latest proofs kept from the previous connection.",
+    text:
+      "A disconnect neither restores the old connection's identity nor deletes its leases; a new " +
+      'connection gets a new `session_id` but may reconcile ACKs with the latest proofs kept from ' +
+      'the previous connection.',
     tags: [],
   },
   's5-18': { section: 5, sentence: 18, text: 'A node holds at most 128 event connections.', tags: [] },
   's5-19': {
     section: 5,
     sentence: 19,
-    text: 'The claim pool runs at most 4 claims at once, at most 1 per application; waiting plus running is at most 128, in turns by authenticated application and subscription.',
+    text:
+      'The claim pool runs at most 4 claims at once, at most 1 per application; waiting plus ' +
+      'running is at most 128, in turns by authenticated application and subscription.',
     tags: ['internal'],
   },
   's5-20': {
     section: 5,
     sentence: 20,
-    text: 'Each connection has a read queue of 4 and a write queue of 8; each scan round queues at most 4 claims.',
+    text: 'Each connection has a read queue of 4 and a write queue of 8; each scan round queues at ' + 'most 4 claims.',
     tags: ['internal'],
   },
   's5-21': {
     section: 5,
     sentence: 21,
-    text: 'Slow SQL claims are kept apart from control frames in and out; the right to claim and the capacity are still decided by MySQL.',
+    text:
+      'Slow SQL claims are kept apart from control frames in and out; the right to claim and the ' + 'capacity are still decided by MySQL.',
     tags: ['internal'],
   },
   's5-22': {
     section: 5,
     sentence: 22,
-    text: "These are the node's current protection parameters, not a production throughput promise; there is no global fairness across nodes and no reserved connection seats per application.",
+    text:
+      "These are the node's current protection parameters, not a production throughput promise; " +
+      'there is no global fairness across nodes and no reserved connection seats per application.',
     tags: ['informative'],
   },
   's5-23': {
@@ -553,32 +625,43 @@ export const SEED_RULES = {
   's6-2': {
     section: 6,
     sentence: 2,
-    text: 'The `lease_secret` of the example below is a documentation placeholder (all-zero bytes encoded); a real one is a random secret generated by the server.',
+    text:
+      'The `lease_secret` of the example below is a documentation placeholder (all-zero bytes ' +
+      'encoded); a real one is a random secret generated by the server.',
     tags: [],
   },
   's6-3': {
     section: 6,
     sentence: 3,
-    text: 'An `event.deliver`: `{..., session_id, body: {delivery: EventDelivery (state LEASED), event: {id, sequence, type, aggregate_kind, aggregate_id, aggregate_revision, occurred_at, details, snapshot: {schema_version, task_id, queue_id, state, revision, effect_uncertain}}, lease_secret}}`.',
+    text:
+      'An `event.deliver`: `{..., session_id, body: {delivery: EventDelivery (state LEASED), ' +
+      'event: {id, sequence, type, aggregate_kind, aggregate_id, aggregate_revision, occurred_at, ' +
+      'details, snapshot: {schema_version, task_id, queue_id, state, revision, ' +
+      'effect_uncertain}}, lease_secret}}`.',
     tags: ['example'],
   },
   's6-4': {
     section: 6,
     sentence: 4,
-    text: 'The snapshot may also hold the business `result` and `current_attempt_id`; `result` keeps its numeric precision as raw JSON text.',
+    text:
+      'The snapshot may also hold the business `result` and `current_attempt_id`; `result` keeps ' +
+      'its numeric precision as raw JSON text.',
     tags: [],
   },
   's6-5': {
     section: 6,
     sentence: 5,
-    text: '`details` is metadata of the source event and evolves per event type; it holds no task input and no delivery secret.',
+    text: '`details` is metadata of the source event and evolves per event type; it holds no task ' + 'input and no delivery secret.',
     tags: [],
   },
   's6-6': { section: 6, sentence: 6, text: 'The result snapshot is immutable.', tags: [] },
   's6-7': {
     section: 6,
     sentence: 7,
-    text: 'The receiver should use `event.id` as the unique key of its Inbox in a local transaction and acknowledge only after the result is reliably saved or the business transaction is done.',
+    text:
+      'The receiver should use `event.id` as the unique key of its Inbox in a local transaction ' +
+      'and acknowledge only after the result is reliably saved or the business transaction is ' +
+      'done.',
     tags: ['client'],
   },
   's6-8': {
@@ -596,7 +679,7 @@ export const SEED_RULES = {
   's6-10': {
     section: 6,
     sentence: 10,
-    text: 'The first version offers no lease renewal; the 30-second lease is meant for persisting the received result quickly.',
+    text: 'The first version offers no lease renewal; the 30-second lease is meant for persisting the ' + 'received result quickly.',
     tags: [],
   },
   's6-11': {
@@ -608,63 +691,74 @@ export const SEED_RULES = {
   's6-12': {
     section: 6,
     sentence: 12,
-    text: 'An `ack` reply: `{..., reply_to, session_id, body: {delivery_id, event_id, epoch, acknowledged_at, deduplicated}}`.',
+    text: 'An `ack` reply: `{..., reply_to, session_id, body: {delivery_id, event_id, epoch, ' + 'acknowledged_at, deduplicated}}`.',
     tags: ['example'],
   },
   's6-13': {
     section: 6,
     sentence: 13,
-    text: "When the ACK's reply is lost, resend it with the original `delivery_id`, `epoch` and `lease_secret`; the resend may use a new `session_id` on a new connection.",
+    text:
+      "When the ACK's reply is lost, resend it with the original `delivery_id`, `epoch` and " +
+      '`lease_secret`; the resend may use a new `session_id` on a new connection.',
     tags: [],
   },
   's6-14': {
     section: 6,
     sentence: 14,
-    text: 'When already acknowledged, the reply carries the original `acknowledged_at` and `deduplicated=true`; the backlog is not decremented again and no duplicate acknowledgement audit is written.',
+    text:
+      'When already acknowledged, the reply carries the original `acknowledged_at` and ' +
+      '`deduplicated=true`; the backlog is not decremented again and no duplicate acknowledgement ' +
+      'audit is written.',
     tags: [],
   },
   's6-15': {
     section: 6,
     sentence: 15,
-    text: 'After the lease expires, the latest proof can still acknowledge late as long as no new epoch has replaced it.',
+    text: 'After the lease expires, the latest proof can still acknowledge late as long as no new ' + 'epoch has replaced it.',
     tags: [],
   },
   's6-16': {
     section: 6,
     sentence: 16,
-    text: "Once a new send exists, the old proof gets `DELIVERY_LEASE_LOST`; the receiver keeps what it saved in its Inbox, checks that record when the same event arrives again, and then ACKs with the new delivery's proof.",
+    text:
+      'Once a new send exists, the old proof gets `DELIVERY_LEASE_LOST`; the receiver keeps what ' +
+      'it saved in its Inbox, checks that record when the same event arrives again, and then ACKs ' +
+      "with the new delivery's proof.",
     tags: [],
   },
   's6-17': { section: 6, sentence: 17, text: 'An old proof cannot be turned into a new one by guessing the new epoch.', tags: [] },
   's6-18': {
     section: 6,
     sentence: 18,
-    text: 'Delivery is at least once; a closed connection, a write timeout or a lost ACK reply may each cause a duplicate.',
+    text: 'Delivery is at least once; a closed connection, a write timeout or a lost ACK reply may ' + 'each cause a duplicate.',
     tags: [],
   },
   's6-19': {
     section: 6,
     sentence: 19,
-    text: 'A receiver must not claim exactly-once business processing on the strength of an in-memory "seen" set.',
+    text: 'A receiver must not claim exactly-once business processing on the strength of an in-memory ' + '"seen" set.',
     tags: ['client'],
   },
   's7-1': {
     section: 7,
     sentence: 1,
-    text: 'Clients are advised to send `events.ping` with body `{}` every 15 seconds; the server replies `ack` with `{server_time, enabled}` and re-checks the credential and the subscription scope.',
+    text:
+      'Clients are advised to send `events.ping` with body `{}` every 15 seconds; the server ' +
+      'replies `ack` with `{server_time, enabled}` and re-checks the credential and the ' +
+      'subscription scope.',
     tags: [],
   },
   's7-2': { section: 7, sentence: 2, text: "Receiving results does not replace the client's heartbeat.", tags: [] },
   's7-3': {
     section: 7,
     sentence: 3,
-    text: '60 seconds in a row without reading a valid client frame closes the connection; the write timeout is 5 seconds.',
+    text: '60 seconds in a row without reading a valid client frame closes the connection; the write ' + 'timeout is 5 seconds.',
     tags: [],
   },
   's7-4': {
     section: 7,
     sentence: 4,
-    text: 'A paused subscription can still connect, send heartbeats and acknowledge existing deliveries.',
+    text: 'A paused subscription can still connect, send heartbeats and acknowledge existing ' + 'deliveries.',
     tags: [],
   },
   's7-5': { section: 7, sentence: 5, text: 'A ping: `{..., type: "events.ping", session_id, body: {}}`.', tags: ['example'] },
@@ -672,25 +766,29 @@ export const SEED_RULES = {
   's7-7': {
     section: 7,
     sentence: 7,
-    text: 'The error of a request carries `reply_to`; an error found by a background claim (lost authorization, another failure) may have none.',
+    text:
+      'The error of a request carries `reply_to`; an error found by a background claim (lost ' +
+      'authorization, another failure) may have none.',
     tags: [],
   },
   's7-8': {
     section: 7,
     sentence: 8,
-    text: 'When the hello fails to bind there is no `session_id`; errors after binding carry the current `session_id`.',
+    text: 'When the hello fails to bind there is no `session_id`; errors after binding carry the ' + 'current `session_id`.',
     tags: [],
   },
   's7-9': {
     section: 7,
     sentence: 9,
-    text: 'An invalid envelope, a binary message or a wrong session closes the connection at once with WebSocket code 1008; an oversized message is closed by the WebSocket layer.',
+    text:
+      'An invalid envelope, a binary message or a wrong session closes the connection at once ' +
+      'with WebSocket code 1008; an oversized message is closed by the WebSocket layer.',
     tags: [],
   },
   's7-10': {
     section: 7,
     sentence: 10,
-    text: '`INVALID_ARGUMENT`: HTTP 400; an invalid command body may get a WSS error, an invalid envelope closes at once.',
+    text: '`INVALID_ARGUMENT`: HTTP 400; an invalid command body may get a WSS error, an invalid ' + 'envelope closes at once.',
     tags: [],
   },
   's7-11': {
@@ -702,19 +800,21 @@ export const SEED_RULES = {
   's7-12': {
     section: 7,
     sentence: 12,
-    text: '`PERMISSION_DENIED`: HTTP 403; on a connection, the error is sent and the connection closed.',
+    text: '`PERMISSION_DENIED`: HTTP 403; on a connection, the error is sent and the connection ' + 'closed.',
     tags: [],
   },
   's7-13': {
     section: 7,
     sentence: 13,
-    text: "`NOT_FOUND`: HTTP 404; the subscription or delivery is not within the credential's and the parent resource's scope; on a connection it closes the connection.",
+    text:
+      "`NOT_FOUND`: HTTP 404; the subscription or delivery is not within the credential's and the " +
+      "parent resource's scope; on a connection it closes the connection.",
     tags: [],
   },
   's7-14': {
     section: 7,
     sentence: 14,
-    text: '`STATE_CONFLICT`: HTTP 409; the revision, the state or the cumulative budget does not allow the operation.',
+    text: '`STATE_CONFLICT`: HTTP 409; the revision, the state or the cumulative budget does not ' + 'allow the operation.',
     tags: [],
   },
   's7-15': { section: 7, sentence: 15, text: '`IDEMPOTENCY_CONFLICT`: HTTP 409; the same key with different content.', tags: [] },
@@ -727,13 +827,17 @@ export const SEED_RULES = {
   's7-17': {
     section: 7,
     sentence: 17,
-    text: '`EVENT_HISTORY_EXPIRED`: HTTP 410; a WSS claim that finds a gap in the history reports it and closes, and never silently jumps to the newest position.',
+    text:
+      '`EVENT_HISTORY_EXPIRED`: HTTP 410; a WSS claim that finds a gap in the history reports it ' +
+      'and closes, and never silently jumps to the newest position.',
     tags: [],
   },
   's7-18': {
     section: 7,
     sentence: 18,
-    text: "`DELIVERY_LEASE_LOST`: the WSS ACK's proof was replaced or is invalid; the connection stays open to wait for a new delivery or to reconcile the history.",
+    text:
+      "`DELIVERY_LEASE_LOST`: the WSS ACK's proof was replaced or is invalid; the connection " +
+      'stays open to wait for a new delivery or to reconcile the history.',
     tags: [],
   },
   's7-19': {
@@ -746,20 +850,25 @@ export const SEED_RULES = {
   's7-21': {
     section: 7,
     sentence: 21,
-    text: "`UNAVAILABLE`: HTTP 503; on WSS a temporary failure such as the database's reports the error and closes; a reconnect keeps the original delivery and acknowledgement identities.",
+    text:
+      "`UNAVAILABLE`: HTTP 503; on WSS a temporary failure such as the database's reports the " +
+      'error and closes; a reconnect keeps the original delivery and acknowledgement identities.',
     tags: [],
   },
   's7-22': { section: 7, sentence: 22, text: 'A disconnect or a node shutdown does not clear persisted deliveries.', tags: [] },
   's7-23': {
     section: 7,
     sentence: 23,
-    text: 'Lease recovery at claim time sends a delivery again within its budget, or leaves it EXPIRED.',
+    text: 'Lease recovery at claim time sends a delivery again within its budget, or leaves it ' + 'EXPIRED.',
     tags: [],
   },
   's7-24': {
     section: 7,
     sentence: 24,
-    text: 'A closing client should first finish its local persistence and save the proofs of ACKs not yet reconciled, then close; the platform cannot promise to physically withdraw messages already written to the network.',
+    text:
+      'A closing client should first finish its local persistence and save the proofs of ACKs not ' +
+      'yet reconciled, then close; the platform cannot promise to physically withdraw messages ' +
+      'already written to the network.',
     tags: ['client'],
   },
   's8-1': {
@@ -771,7 +880,7 @@ export const SEED_RULES = {
   's8-2': {
     section: 8,
     sentence: 2,
-    text: 'A fragment inside an application function follows; `client` was made by NewClient and keys are persisted first.',
+    text: 'A fragment inside an application function follows; `client` was made by NewClient and keys ' + 'are persisted first.',
     tags: ['client'],
   },
   's8-3': {
@@ -783,45 +892,52 @@ export const SEED_RULES = {
   's8-4': {
     section: 8,
     sentence: 4,
-    text: 'Start-up, input and output, failures and retention of the complete management example are described in its scenario page.',
+    text: 'Start-up, input and output, failures and retention of the complete management example are ' + 'described in its scenario page.',
     tags: ['informative'],
   },
   's8-5': { section: 8, sentence: 5, text: 'It shows management and idempotency and starts no result consumer.', tags: ['informative'] },
   's8-6': {
     section: 8,
     sentence: 6,
-    text: 'The event connection SDK and its automatic consumer provide receiving, ACK, heartbeat, reconnection and a bounded shutdown; the complete protocol example verifies resending the original acknowledgement across connections.',
+    text:
+      'The event connection SDK and its automatic consumer provide receiving, ACK, heartbeat, ' +
+      'reconnection and a bounded shutdown; the complete protocol example verifies resending the ' +
+      'original acknowledgement across connections.',
     tags: ['informative'],
   },
   's8-7': {
     section: 8,
     sentence: 7,
-    text: 'A standalone MySQL Inbox example implements and verifies deduplication after the consumer process exits.',
+    text: 'A standalone MySQL Inbox example implements and verifies deduplication after the consumer ' + 'process exits.',
     tags: ['informative'],
   },
   's8-8': {
     section: 8,
     sentence: 8,
-    text: 'The machine-readable message contract is `events.schema.json` (Draft 2020-12), with `clientFrame` and `serverFrame` constraining each direction.',
+    text:
+      'The machine-readable message contract is `events.schema.json` (Draft 2020-12), with ' +
+      '`clientFrame` and `serverFrame` constraining each direction.',
     tags: [],
   },
   's8-9': {
     section: 8,
     sentence: 9,
-    text: 'At runtime, duplicate JSON keys, out-of-range uint64 values and non-canonical base64url are rejected as well.',
+    text: 'At runtime, duplicate JSON keys, out-of-range uint64 values and non-canonical base64url ' + 'are rejected as well.',
     tags: [],
   },
   's8-10': {
     section: 8,
     sentence: 10,
-    text: 'The schema does not replace the checks of authorization, the state machine, leases and transactions.',
+    text: 'The schema does not replace the checks of authorization, the state machine, leases and ' + 'transactions.',
     tags: [],
   },
   's9-1': { section: 9, sentence: 1, text: 'See the general resource-retirement page.', tags: ['informative'] },
   's9-2': {
     section: 9,
     sentence: 2,
-    text: 'Retirement keeps the subscription and its delivery history and cannot be undone by re-enabling; `retired_at` and `retired_sequence` tell retirement apart from a pause.',
+    text:
+      'Retirement keeps the subscription and its delivery history and cannot be undone by ' +
+      're-enabling; `retired_at` and `retired_sequence` tell retirement apart from a pause.',
     tags: [],
   },
   's9-3': {
