@@ -4,37 +4,26 @@
  * the profile passes except the fixture's deliberate gaps, which its known-failing file lists
  * precisely (case and message); Orbit's own choices are not run at all.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ALL_CASES, inProfile, type RunReport } from '../src/index.ts';
+import { REPO, runCli } from './cli.ts';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURE = join(REPO, 'conformance/test/fixture-server');
 
 describe('the seed profile against the independent fixture (CLI, spawn mode)', () => {
   it('passes every case but the listed gaps, and reports them as known failures', async () => {
     const reports = mkdtempSync(join(tmpdir(), 'orbit-fixture-reports-'));
-    const args = [
-      join(REPO, 'conformance/bin/orbit-conformance.mjs'),
+    const { status, stdout, stderr } = await runCli([
       '--config',
       join(FIXTURE, 'conformance.json'),
       '--known-failing',
       join(FIXTURE, 'known-failing.txt'),
       '--report-dir',
       reports,
-    ];
-    const { status, stdout, stderr } = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, args, { cwd: REPO });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-      child.on('close', (code) => resolve({ status: code, stdout: out, stderr: err }));
-    });
+    ]);
     expect(status, stdout + stderr).toBe(0);
     const report = JSON.parse(readFileSync(join(reports, 'report.json'), 'utf8')) as RunReport;
     const seedCases = ALL_CASES.filter((c) => inProfile(c, 'seed'));

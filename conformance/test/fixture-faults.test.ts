@@ -7,7 +7,6 @@
  * naming the setting); a reply without reply_to fails each affected case at once, not after a
  * timeout; known-failing entries are precise and known-flaky failures do not fail the run.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +17,8 @@ import { createServer } from 'node:net';
 import type { Fault } from './fixture-server/faults.ts';
 import { startFixture } from './fixture-server/server.ts';
 import { startFixtureTarget } from './fixture-target.ts';
+import { runCli } from './cli.ts';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const FIXTURE_DIR = fileURLToPath(new URL('./fixture-server/', import.meta.url));
 
 interface Planted {
@@ -126,17 +125,6 @@ function outcomes(report: RunReport): Record<string, string> {
   return Object.fromEntries(report.results.map((r) => [r.id, r.outcome]));
 }
 
-function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO, 'conformance/bin/orbit-conformance.mjs'), ...args], { cwd: REPO });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
 /** The fixture's spawn-mode configuration with the fault switched on, written to a temporary file. */
 function configWith(fault: Fault): string {
   const config = JSON.parse(readFileSync(join(FIXTURE_DIR, 'conformance.json'), 'utf8'));
@@ -231,13 +219,13 @@ describe('the suite against the independent fixture with planted faults', () => 
     } finally {
       await target.stop();
     }
-    const { status, stderr } = await cli(['--config', configWith('wrong-lease-duration'), '--only', 'session.welcome']);
+    const { status, stderr } = await runCli(['--config', configWith('wrong-lease-duration'), '--only', 'session.welcome']);
     expect(status, stderr).toBe(2);
     expect(stderr).toContain('set timing.leaseDurationMs: 30000');
   });
 
   it('stops the run when the server dies mid-run: exit 3, the case it died in, the last that passed, its exit and output', async () => {
-    const { status, stdout, stderr } = await cli(['--config', configWith('crash-on-oversize'), '--only', 'session.*']);
+    const { status, stdout, stderr } = await runCli(['--config', configWith('crash-on-oversize'), '--only', 'session.*']);
     expect(status, stdout + stderr).toBe(3);
     expect(stdout).toContain('The server stopped answering during session.oversize-frame-closes');
     expect(stdout).toContain('last case that passed: session.malformed-frame-closes;');
@@ -266,10 +254,10 @@ describe('the suite against the independent fixture with planted faults', () => 
         cwd: FIXTURE_DIR,
       }),
     );
-    const early = await cli(['--config', config, '--only', 'session.welcome']);
+    const early = await runCli(['--config', config, '--only', 'session.welcome']);
     expect(early.status, early.stdout + early.stderr).toBe(2);
     expect(early.stderr).toContain('--wait-ready SECONDS waits for one that is starting');
-    const late = cli(['--config', config, '--only', 'session.welcome', '--wait-ready', '60']);
+    const late = runCli(['--config', config, '--only', 'session.welcome', '--wait-ready', '60']);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const fixture = await startFixture({ port });
     writeFileSync(tokenFile, fixture.adminToken);

@@ -4,18 +4,15 @@
  * pass; through a transparent proxy all of them pass. Also: the known-failing ratchet, seed replay
  * of a property counterexample, and the CLI pointed at an already running server.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { ALL_CASES, parseKnownFailing, runSuite, type CaseResult, type RunReport } from '../src/index.ts';
 import { startProxy, randomId, type Mutations, type RunningProxy } from './proxy.ts';
+import { REPO, runCli } from './cli.ts';
 import { startTarget, type Target } from './target.ts';
-
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 function json(text: string): any {
   try {
@@ -318,20 +315,7 @@ describe('the suite against deliberately broken servers', () => {
     const dir = mkdtempSync(join(tmpdir(), 'orbit-conformance-cli-'));
     writeFileSync(join(dir, 'conformance.yaml'), toYaml(target.rawConfig));
     writeFileSync(join(dir, 'known-failing.txt'), 'envelope.healthz /./  # deliberately stale\n');
-    // Asynchronous: the server under test runs in this process.
-    const cli = (args: string[]) =>
-      new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-        const child = spawn(
-          process.execPath,
-          [join(REPO, 'conformance/bin/orbit-conformance.mjs'), '--config', join(dir, 'conformance.yaml'), ...args],
-          { cwd: REPO },
-        );
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-        child.on('close', (status) => resolve({ status, stdout, stderr }));
-      });
+    const cli = (args: string[]) => runCli(['--config', join(dir, 'conformance.yaml'), ...args]);
 
     const ok = await cli([
       '--profile',

@@ -5,7 +5,16 @@
  * and event lists that name each event's type.
  */
 import { randomBytes } from 'node:crypto';
-import type { DeliverFrame, ErrorFrame, EventDelivery, PingReplyFrame, Subscription, Validator, WelcomeFrame } from '@orbit/generated';
+import {
+  type DeliverFrame,
+  type ErrorFrame,
+  type EventDelivery,
+  type PingReplyFrame,
+  type Subscription,
+  type Validator,
+  validateDeliveryRetryResult,
+  type WelcomeFrame,
+} from '@orbit/generated';
 import { encodeBase64url } from '@orbit/spec/codec';
 import type { Role } from '../config.ts';
 import type { CaseContext } from '../context.ts';
@@ -110,6 +119,16 @@ export async function expiredDelivery(ctx: CaseContext): Promise<Leased & { read
   ctx.requireLeaseWithin(got.deliver, expiryBudget(ctx));
   const expired = await ctx.waitForDeliveryState(got.sub.id, got.deliver.body.delivery.id, 'EXPIRED', ctx.redeliveryMs);
   return { ...got, expired };
+}
+
+/** Retries an EXPIRED delivery with one more attempt (a setup step: a refusal fails the case as setup). */
+export async function retryOnce(ctx: CaseContext, subscriptionId: string, d: EventDelivery, reason: string): Promise<EventDelivery> {
+  const res = await ctx.post('full', `/v1/subscriptions/${subscriptionId}/deliveries/${d.id}:retry`, {
+    expected_revision: d.revision,
+    reason,
+    additional_attempts: 1,
+  });
+  return ctx.expectData(res, 200, 'setup: retry the EXPIRED delivery', validateDeliveryRetryResult).delivery;
 }
 
 /** Sends events.ping and returns the reply (an ack {server_time, enabled} or an error). */

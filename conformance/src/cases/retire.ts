@@ -5,12 +5,12 @@
  * PENDING, LEASED or EXPIRED delivery, or a matching result not yet materialized: one case each),
  * keeps history readable, and ends configuration and consumption for good.
  */
-import { validateDeliveryRetryResult, validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
+import { validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
 import { type ConformanceCase, defineCase } from '../case.ts';
 import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
 import { deliveryOf, repliesTo } from '../ws.ts';
-import { expiredDelivery, leased, postRetire } from './helpers.ts';
+import { expiredDelivery, leased, postRetire, retryOnce } from './helpers.ts';
 
 const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
 
@@ -109,16 +109,7 @@ export const retireCases: ConformanceCase[] = [
       // A retried EXPIRED delivery is PENDING (spec/rules.md#s4-23); while paused nothing claims it.
       const { sub, conn, expired } = await expiredDelivery(ctx);
       const paused = await ctx.configure(sub.id, false);
-      ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${expired.id}:retry`, {
-          expected_revision: expired.revision,
-          reason: 'make it PENDING',
-          additional_attempts: 1,
-        }),
-        200,
-        'setup: retry the EXPIRED delivery',
-        validateDeliveryRetryResult,
-      );
+      await retryOnce(ctx, sub.id, expired, 'make it PENDING');
       const pending = (await ctx.deliveryDetail(sub.id, expired.id)).delivery;
       ctx.check(
         pending.state === 'PENDING',
@@ -159,16 +150,7 @@ export const retireCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const { sub, conn, expired } = await expiredDelivery(ctx);
       await expectRetireBlocked(ctx, sub.id, '1', 'an EXPIRED delivery');
-      ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${expired.id}:retry`, {
-          expected_revision: expired.revision,
-          reason: 'drain before retiring',
-          additional_attempts: 1,
-        }),
-        200,
-        'setup: retry the EXPIRED delivery',
-        validateDeliveryRetryResult,
-      );
+      await retryOnce(ctx, sub.id, expired, 'drain before retiring');
       const again = await conn.next(deliveryOf(expired.id), ctx.redeliveryMs, 'the retried delivery to be sent again');
       await ctx.acked(conn, again);
       ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire after the retried delivery was ACKED', validateSubscriptionResult);

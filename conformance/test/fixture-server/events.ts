@@ -7,7 +7,7 @@
  * materializes matching results within max_pending and leases up to each connection's capacity.
  * Recovery happens only when a consumer of an enabled subscription is connected (spec/rules.md#s4-26).
  */
-import type { IncomingMessage } from 'node:http';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { validateAckRequestFrame, validateHelloFrame, validatePingFrame } from '@orbit/generated';
 import { encodeBase64url, isCanonicalBase64url, parseStrict, parseUint64, stringify } from '@orbit/spec/codec';
@@ -40,22 +40,13 @@ export interface EventDeps {
   readonly crash: () => void;
 }
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  426: 'Upgrade Required',
-  429: 'Too Many Requests',
-};
-
 /** Refuses an upgrade with an ordinary error envelope. */
 function refuse(socket: Duplex, faults: Faults, code: ErrorCode, message: string): void {
   const status = ERROR_TABLE[code].status ?? 400;
   const requestId = id();
   const body = stringify({ request_id: requestId, error: { code, message } });
   const headers = [
-    `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
     'Content-Type: application/json',
     `X-Request-ID: ${requestId}`,
     `Cache-Control: ${faults.has('cache-control') ? 'no-cache' : 'no-store'}`,
@@ -72,8 +63,8 @@ class Session {
   capacity = 0;
   writes = 0;
   closing = false;
-  private helloTimer: NodeJS.Timeout | undefined;
-  private idleTimer: NodeJS.Timeout | undefined;
+  /** The hello deadline, then the idle deadline: one pending timer at a time. */
+  private deadline: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly engine: EventEngine,
@@ -81,10 +72,15 @@ class Session {
     readonly credential: Credential,
   ) {
     const { faults, timing } = engine.deps;
-    if (!faults.has('no-hello-timeout')) this.helloTimer = setTimeout(() => this.close(1008, 'no hello in time'), timing.helloMs);
+    if (!faults.has('no-hello-timeout')) this.deadline = setTimeout(() => this.close(1008, 'no hello in time'), timing.helloMs);
     ws.on('message', (data: Buffer, isBinary) => this.onMessage(data, isBinary));
-    ws.on('close', () => this.onClosed());
-    ws.on('error', () => this.onClosed());
+    const gone = () => {
+      this.closing = true;
+      clearTimeout(this.deadline);
+      engine.sessions.delete(this);
+    };
+    ws.on('close', gone);
+    ws.on('error', gone);
   }
 
   private get deps(): EventDeps {
@@ -123,28 +119,19 @@ class Session {
     if (ERROR_TABLE[error.code].socket === 'close' || this.sessionId === null) this.close(1008, error.code);
   }
 
+  /** Starts the closing handshake; a peer that does not answer it within the write timeout is cut off. */
   close(code: number, reason: string): void {
     if (this.closing) return;
     this.closing = true;
-    this.stopTimers();
+    clearTimeout(this.deadline);
     this.ws.close(code, reason);
     setTimeout(() => this.ws.terminate(), this.deps.timing.writeMs).unref();
   }
 
-  private onClosed(): void {
-    this.closing = true;
-    this.stopTimers();
-    this.engine.sessions.delete(this);
-  }
-
-  private stopTimers(): void {
-    clearTimeout(this.helloTimer);
-    clearTimeout(this.idleTimer);
-  }
-
+  /** A valid frame: the idle deadline starts again. */
   private touch(): void {
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => this.close(1008, 'idle'), this.deps.timing.idleMs);
+    clearTimeout(this.deadline);
+    this.deadline = setTimeout(() => this.close(1008, 'idle'), this.deps.timing.idleMs);
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
@@ -187,7 +174,6 @@ class Session {
     const sub = state.subs.get(frame.body.subscription_id);
     if (!sub || sub.credentialId !== this.credential.id || !this.credential.queues.has(sub.queueId) || sub.retiredAt !== undefined)
       return this.fail(new FixtureError('NOT_FOUND', 'subscription not found'), messageId);
-    clearTimeout(this.helloTimer);
     this.sessionId = id();
     this.subscriptionId = sub.id;
     this.capacity = faults.has('capacity-ignored') ? 32 : frame.body.capacity;
