@@ -64,7 +64,9 @@ function caseRow(r: CaseResult): string {
         ? `<details><summary>evidence: the last ${items.length} of ${r.evidence.length + r.evidenceDropped} items (all of them in ` +
           `report.json)</summary><pre>${escapeHtml(items.map(evidenceLine).join('\n'))}</pre></details>`
         : '';
-    detail = `<pre class="msg">${escapeHtml(message)}</pre>${listed}${evidence}`;
+    // An observation (info) or a reason to skip is not a failure: it is shown, not flagged.
+    const style = r.outcome === 'info' || r.outcome === 'skipped' ? 'obs' : 'msg';
+    detail = `<pre class="${style}">${escapeHtml(message)}</pre>${listed}${evidence}`;
   }
   const notes = r.cleanupNotes.length ? `<p class="note">cleanup: ${escapeHtml(r.cleanupNotes.join('; '))}</p>` : '';
   const cells = [
@@ -135,7 +137,7 @@ table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;verti
 td.n{text-align:right;color:#666}.failed .o,.stale .o,td.failed,td.stale{color:#b00;font-weight:bold}
 .non-strict .o,td.non-strict{color:#b60}.passed .o,td.passed{color:#070}.skipped .o,.known-failing .o,.flaky .o,.info .o{color:#777}
 pre{white-space:pre-wrap;word-break:break-all;margin:2px 0;background:#f6f6f6;padding:4px;font-size:12px}
-pre.msg{background:#fee}pre.abort{background:#fdd;font-size:14px}.verdict{font-size:18px}p.note{color:#666;margin:2px 0}
+pre.msg{background:#fee}pre.obs{background:#eef3fb}pre.abort{background:#fdd;font-size:14px}.verdict{font-size:18px}p.note{color:#666;margin:2px 0}
 </style></head><body>
 <h1>Orbit conformance</h1>
 <p>${escapeHtml(runLine(report))}</p>
