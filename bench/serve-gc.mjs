@@ -2,7 +2,7 @@
 // `orbit serve` for the memory benchmark: the same CLI as server/bin/orbit.mjs, started with
 // --expose-gc. On SIGUSR2 it runs a full, footprint-reducing garbage collection and prints one JSON line with
 // process.memoryUsage(), so RSS is read after garbage, not before it.
-import { register } from 'tsx/esm/api';
+import { registerSources } from '../scripts/dev-sources.mjs';
 
 process.on('SIGUSR2', () => {
   // 'last-resort' collects everything and reduces the heap's footprint (shrinks the young
@@ -10,5 +10,5 @@ process.on('SIGUSR2', () => {
   globalThis.gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   process.stderr.write(`${JSON.stringify({ bench_memory: process.memoryUsage() })}\n`);
 });
-register();
+registerSources();
 await import('../server/src/cli/main.ts');

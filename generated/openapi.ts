@@ -277,11 +277,40 @@ export interface paths {
          *     server assigns `id`, `sequence` and `occurred_at` and builds the immutable snapshot; `result`
          *     is kept byte-exact as raw JSON text. `task.requeued` is logged but never matches a
          *     subscription. The first success answers 201; a replay with the same `Idempotency-Key` and
-         *     the same request answers 200 with `deduplicated: true` and the original event. `result` and
+         *     the same request answers 200 with `deduplicated: true` and the original event, for as long
+         *     as the server keeps the key (`idempotency_retention_ms`, 24 hours by default; after that the
+         *     key is unknown and the request is a new publish). Once retention has removed the event, a
+         *     replay answers 410 `EVENT_HISTORY_EXPIRED`: the result was appended once and is not appended
+         *     again. `result` and
          *     `details` together may take at most 516,096 bytes (512 KiB less 8 KiB), so that the event's
          *     `event.deliver` frame stays within the 512 KiB frame limit; more is `INVALID_ARGUMENT`.
          */
         post: operations["PublishResult"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This document
+         * @description No authentication and no permission. This OpenAPI document as JSON, as the server that answers
+         *     implements it. The success body is the document itself, not an envelope (like the Prometheus
+         *     text of `GET /metrics`); a refusal is an envelope like everywhere. `servers` names the path
+         *     prefix the server is mounted under (`/` when it is not embedded under a prefix), relative to
+         *     the document's own origin. The WebSocket frames are described by `events.schema.json` and by
+         *     the AsyncAPI document that is generated from it; neither is served.
+         */
+        get: operations["GetOpenApiDocument"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -713,11 +742,19 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description `PROTOCOL_REQUIRED`: the upgrade request does not offer the subprotocol `orbit.events.v1`. */
+        /**
+         * @description `PROTOCOL_REQUIRED`: the request is not a WebSocket upgrade offering the subprotocol
+         *     `orbit.events.v1`: an upgrade without that subprotocol, or a plain `GET` without
+         *     `Upgrade: websocket`. The headers say how to upgrade (RFC 9110 §15.5.22).
+         */
         ProtocolRequired: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 "Cache-Control": components["headers"]["Cache-Control"];
+                /** @description `websocket`. */
+                Upgrade: "websocket";
+                /** @description The subprotocol to offer. */
+                "Sec-WebSocket-Protocol": "orbit.events.v1";
                 [name: string]: unknown;
             };
             content: {
@@ -1176,7 +1213,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Must be `websocket`. */
+                /** @description Must be `websocket`; a plain `GET` without it is answered 426 `PROTOCOL_REQUIRED`. */
                 Upgrade: string;
                 /** @description Must offer `orbit.events.v1`; without it the server answers 426 `PROTOCOL_REQUIRED`. */
                 "Sec-WebSocket-Protocol": string;
@@ -1258,7 +1295,44 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            /**
+             * @description `EVENT_HISTORY_EXPIRED`: a replay of a publish whose event retention has removed; it was
+             *     appended once and is not appended again.
+             */
+            410: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             503: components["responses"]["Unavailable"];
+        };
+    };
+    GetOpenApiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI 3.1 document of this server. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
         };
     };
     GetHealth: {

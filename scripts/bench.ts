@@ -29,7 +29,7 @@ import { WorkerClient } from '../bench/lib/worker-client.ts';
 import { caseLabel, E2eBench, SHAPES, type AppendMode, type E2eCase, type E2eResult } from '../bench/sections/e2e.ts';
 import { growthBench } from '../bench/sections/growth.ts';
 import { JetStreamBench, NATS_URL, WINDOW, type JsResult } from '../bench/sections/jetstream.ts';
-import { oneNodeLatency, twoNodeLatency, type LatencyResult } from '../bench/sections/latency.ts';
+import { floodFairness, oneNodeLatency, twoNodeLatency, type FloodResult, type LatencyResult } from '../bench/sections/latency.ts';
 import { CONCURRENCY, managementBench } from '../bench/sections/management.ts';
 import { IDLE_SESSIONS, memoryBench } from '../bench/sections/memory.ts';
 
@@ -68,6 +68,8 @@ const output = options.output ?? fileURLToPath(new URL('../bench/results.json', 
 const E2E: Timing = quick ? { warmupMs: 400, measureMs: 1000, runs: 1 } : { warmupMs: 750, measureMs: 2000, runs: 3 };
 const MGMT: Timing = quick ? { warmupMs: 300, measureMs: 1000, runs: 1 } : { warmupMs: 500, measureMs: 2000, runs: 3 };
 const LATENCY_SAMPLES = quick ? { one: 100, two: 40 } : { one: 400, two: 150 };
+/** Pings one connection writes at once in the read-queue fairness row. */
+const FLOOD_PINGS = 3000;
 const GROWTH_RESULTS = quick ? 100_000 : 1_000_000;
 const GROWTH_HISTORY = quick ? 20_000 : 100_000;
 const MEMORY_REPEATS = quick ? 1 : 3;
@@ -227,6 +229,7 @@ async function main(): Promise<void> {
 
     // --- latency ------------------------------------------------------------------------------
     const latencies: LatencyResult[] = [];
+    const floods: FloodResult[] = [];
     if (sections.has('latency')) {
       for (const kind of stores) {
         if (!selected(`${kind} one node`)) continue;
@@ -257,6 +260,21 @@ async function main(): Promise<void> {
         }
         if (l.missing) problems.push(`${l.label}: ${l.missing} latency samples never arrived`);
         if (l.errors.length) problems.push(`${l.label}: ${l.errors.join('; ')}`);
+      }
+      for (const kind of stores) {
+        if (!selected(`${kind} flood`)) continue;
+        log(`latency ${kind} flood`);
+        const f = await floodFairness(kind, FLOOD_PINGS, 50);
+        floods.push(f);
+        rows.push({
+          section: 'latency',
+          case: `${f.label}: another connection's ping p99`,
+          value: f.floodedP99,
+          unit: 'ms',
+          ratio: f.floodedP99 / f.quietP99,
+          ratio_to: 'its p99 alone',
+          notes: `alone p99 ${f.quietP99.toFixed(1)} ms, flooded max ${f.floodedMax.toFixed(1)} ms, ${f.pings} pings during the flood`,
+        });
       }
     }
 
@@ -419,6 +437,13 @@ async function main(): Promise<void> {
           pass: l.p99 < 25 && l.missing === 0,
         });
     }
+    for (const f of floods)
+      bars.push({
+        name: `read queue: a flood does not starve another connection (${f.label})`,
+        target: '≤ 10× its p99 alone',
+        actual: `${(f.floodedP99 / f.quietP99).toFixed(1)}×`,
+        pass: f.floodedP99 <= 10 * f.quietP99,
+      });
     if (growthRatio !== undefined)
       bars.push({
         name: `growth: ${GROWTH_RESULTS.toLocaleString('en-US')} results + 100 subs vs empty (mysql)`,

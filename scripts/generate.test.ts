@@ -70,8 +70,12 @@ describe('generate', () => {
   it('starts every file with the header and contains no timestamp', () => {
     for (const name of GENERATED_FILES) {
       const text = fromRealSpec[name];
-      // Markdown carries the same words in an HTML comment.
-      const header = name.endsWith('.md') ? `<!-- ${HEADER.replace(/^\/\/ /, '')} -->` : HEADER;
+      // Markdown carries the same words in an HTML comment, YAML in a # comment.
+      const header = name.endsWith('.md')
+        ? `<!-- ${HEADER.replace(/^\/\/ /, '')} -->`
+        : name.endsWith('.yaml')
+          ? HEADER.replace(/^\/\//, '#')
+          : HEADER;
       expect(text.startsWith(`${header}\n`), name).toBe(true);
       expect(text.endsWith('\n'), name).toBe(true);
       expect(text, name).not.toContain(new Date().toISOString().slice(0, 10));

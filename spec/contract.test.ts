@@ -583,6 +583,7 @@ describe('openapi.yaml structure', () => {
         'GET /healthz',
         'GET /readyz',
         'GET /metrics',
+        'GET /v1/openapi.json',
       ].sort(),
     );
   });
@@ -604,9 +605,10 @@ describe('openapi.yaml structure', () => {
       GetHealth: undefined,
       GetReadiness: undefined,
       GetMetrics: undefined,
+      GetOpenApiDocument: undefined,
     });
     for (const [, route, op] of operations) {
-      if (route === '/healthz' || route === '/readyz') expect(op.security).toEqual([]);
+      if (route === '/healthz' || route === '/readyz' || route === '/v1/openapi.json') expect(op.security).toEqual([]);
       else if (route === '/metrics') expect(op.security).toEqual([{}, { metricsToken: [] }]);
       else expect(op.security).toBeUndefined();
     }
@@ -657,6 +659,11 @@ describe('openapi.yaml structure', () => {
         if (op.operationId === 'GetMetrics' && status === '200') {
           // The one success body that is not an envelope: the Prometheus text format.
           expect(Object.keys(response.content as JsonObject)).toEqual(['text/plain']);
+          continue;
+        }
+        if (op.operationId === 'GetOpenApiDocument' && status === '200') {
+          // The document itself, not an envelope.
+          expect(((response.content as JsonObject)['application/json'] as JsonObject).schema).toEqual({ type: 'object' });
           continue;
         }
         const schemaRef = ((((response.content as JsonObject)['application/json'] as JsonObject).schema as JsonObject).$ref ??

@@ -46,7 +46,10 @@ export class WorkerClient {
   }
 
   static async start(name: string): Promise<WorkerClient> {
-    const child = fork(WORKER, [name], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(WORKER, [name], {
+      execArgv: ['--import', 'tsx', '--conditions=@orbit/source'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const client = new WorkerClient(child, name);
     await client.request({ op: 'ping' }, 30_000);
     return client;

@@ -15,6 +15,8 @@ export class WsConsumer {
   sessionId = '';
   errors: string[] = [];
   acked = 0;
+  /** Requests waiting for their reply, by message id. */
+  private readonly replies = new Map<string, () => void>();
 
   private constructor(
     private readonly ws: WebSocket,
@@ -65,6 +67,10 @@ export class WsConsumer {
   }
 
   private frame(frame: any, receivedAt: number): void {
+    if (frame.reply_to !== undefined) {
+      this.replies.get(frame.reply_to)?.();
+      this.replies.delete(frame.reply_to);
+    }
     if (frame.type === 'event.deliver') {
       this.onDeliver?.(frame, receivedAt);
       if (this.autoAck) {
@@ -81,6 +87,26 @@ export class WsConsumer {
       }
     } else if (frame.type === 'ack') this.acked++;
     else if (frame.type === 'error') this.errors.push(`${frame.error.code}: ${frame.error.message}`);
+  }
+
+  /** Resolves once every one of `ids` has been answered. */
+  repliesTo(ids: readonly string[]): Promise<void> {
+    return Promise.all(ids.map((id) => new Promise<void>((resolve) => this.replies.set(id, resolve)))).then(() => undefined);
+  }
+
+  /** One `events.ping`; resolves with its round trip in ms. */
+  async ping(): Promise<number> {
+    const id = nextId();
+    const started = now();
+    const answered = this.repliesTo([id]);
+    this.ws.send(JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: id, session_id: this.sessionId, body: {} }));
+    await withTimeout(answered, 30_000, 'a ping reply');
+    return now() - started;
+  }
+
+  /** Writes bytes straight to the socket (pre-framed client frames, many in one write). */
+  writeRaw(bytes: Buffer): void {
+    (this.ws as unknown as { _socket: { write(b: Buffer): void } })._socket.write(bytes);
   }
 
   async close(): Promise<void> {

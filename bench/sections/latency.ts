@@ -15,7 +15,7 @@ import { RawJson } from '@orbit/spec/codec';
 import { Store } from '../../server/src/store/store.ts';
 import { bootstrap, createSubscription, freshDatabase, spawnOrbit, startInProcess, type StoreKind } from '../lib/orbit.ts';
 import { DETAILS_TEXT, publishBody, RESULT_TEXT } from '../lib/payload.ts';
-import { hexId, now, percentile, sleep, waitFor } from '../lib/util.ts';
+import { hexId, now, percentile, sleep, waitFor, withTimeout } from '../lib/util.ts';
 import { WsConsumer } from '../lib/ws-consumer.ts';
 
 export interface LatencyResult {
@@ -188,6 +188,80 @@ export async function twoNodeLatency(samples: number): Promise<LatencyResult & {
     agent.destroy();
     await a.stop();
     await b.stop();
+    await db.drop();
+  }
+}
+
+export interface FloodResult {
+  readonly label: string;
+  /** The quiet connection's ping round trip, alone and while another connection floods. */
+  readonly quietP99: number;
+  readonly floodedP99: number;
+  readonly floodedMax: number;
+  readonly pings: number;
+}
+
+/** A masked client text frame (RFC 6455 §5.2), so that thousands go out in one TCP write. */
+function maskedFrame(text: string): Buffer {
+  const payload = Buffer.from(text, 'utf8');
+  const mask = Buffer.from([1, 2, 3, 4]);
+  const header =
+    payload.length < 126
+      ? Buffer.from([0x81, 0x80 | payload.length])
+      : Buffer.from([0x81, 0xfe, payload.length >> 8, payload.length & 0xff]);
+  const masked = Buffer.alloc(payload.length);
+  for (let i = 0; i < payload.length; i++) masked[i] = payload[i]! ^ mask[i % 4]!;
+  return Buffer.concat([header, mask, masked]);
+}
+
+/**
+ * Read-queue fairness (spec/README.md "Read queue 4, write queue 8"): one connection writes
+ * `floodPings` pings in one TCP write while another pings one at a time; the quiet connection's
+ * round trips during the flood, against its round trips alone.
+ */
+export async function floodFairness(kind: StoreKind, floodPings: number, quietPings: number): Promise<FloodResult> {
+  const db = await freshDatabase(kind);
+  const { server } = await startInProcess(db);
+  const store = server.orbit.store;
+  const consumers: WsConsumer[] = [];
+  try {
+    const cred = await bootstrap(store, 'flood', ['q']);
+    const sub = await createSubscription(store, cred.token, { name: 'flood', queue_id: cred.queue_ids.q! });
+    const quiet = await WsConsumer.open(server.url, cred.token, sub, 1);
+    const flooder = await WsConsumer.open(server.url, cred.token, sub, 1);
+    consumers.push(quiet, flooder);
+    const alone: number[] = [];
+    for (let i = 0; i < quietPings; i++) alone.push(await quiet.ping());
+    const burst = Buffer.concat(
+      Array.from({ length: floodPings }, (_, i) =>
+        maskedFrame(
+          JSON.stringify({
+            protocol_version: '1',
+            type: 'events.ping',
+            message_id: hexId(0xf1, i),
+            session_id: flooder.sessionId,
+            body: {},
+          }),
+        ),
+      ),
+    );
+    const answered = flooder.repliesTo(Array.from({ length: floodPings }, (_, i) => hexId(0xf1, i)));
+    flooder.writeRaw(burst);
+    const flooded: number[] = [];
+    let done = false;
+    void answered.then(() => (done = true));
+    while (!done && flooded.length < quietPings) flooded.push(await quiet.ping());
+    await withTimeout(answered, 60_000, 'the flood to be answered');
+    return {
+      label: `${kind} ${floodPings.toLocaleString('en-US')} pings in one write`,
+      quietP99: percentile(alone, 99),
+      floodedP99: percentile(flooded, 99),
+      floodedMax: Math.max(...flooded),
+      pings: flooded.length,
+    };
+  } finally {
+    for (const c of consumers) await c.close();
+    await server.close();
     await db.drop();
   }
 }

@@ -30,15 +30,13 @@ import type Database from 'better-sqlite3';
 import type { PoolConnection } from 'mysql2/promise';
 import {
   createEventConsumer,
-  MysqlInbox,
   OrbitError,
-  SqliteInbox,
   type ConsumerEvent,
   type ErrorCode,
   type EventConsumer,
   type HandlerContext,
   type Inbox,
-} from '../src/index.ts';
+} from '@orbit/client';
 
 const env = process.env;
 const baseUrl = env.ORBIT_URL ?? 'http://127.0.0.1:8080';
@@ -88,7 +86,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** One business effect per event, written in the Inbox transaction. No unique key on event_id on purpose: a duplicate would show. */
 async function start(): Promise<{ inbox: Inbox<any>; handler: (context: HandlerContext<any>) => Promise<void> }> {
+  // Each Inbox is its own entry point: only the chosen driver is loaded.
   if (inboxUrl.startsWith('sqlite:')) {
+    const { SqliteInbox } = await import('@orbit/client/inbox/sqlite');
     const inbox = new SqliteInbox({ path: inboxUrl.slice('sqlite:'.length), ...(scope ? { scope } : {}) });
     inbox.database.exec(`CREATE TABLE IF NOT EXISTS example_results (
       id INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL, sequence TEXT NOT NULL, type TEXT NOT NULL,
@@ -109,6 +109,7 @@ async function start(): Promise<{ inbox: Inbox<any>; handler: (context: HandlerC
     };
   }
   if (inboxUrl.startsWith('mysql://')) {
+    const { MysqlInbox } = await import('@orbit/client/inbox/mysql');
     const inbox = await MysqlInbox.open({ uri: inboxUrl, ...(scope ? { scope } : {}) });
     await inbox.pool.query(`CREATE TABLE IF NOT EXISTS example_results (
       id BIGINT AUTO_INCREMENT PRIMARY KEY, event_id CHAR(32) NOT NULL, sequence DECIMAL(20,0) NOT NULL, type VARCHAR(32) NOT NULL,

@@ -20,7 +20,7 @@
  * usage error.
  */
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { createClient, newIdempotencyKey, OrbitError, OrbitTransportError, type ErrorCode, type Subscription } from '../src/index.ts';
+import { createClient, newIdempotencyKey, OrbitError, OrbitTransportError, type ErrorCode, type Subscription } from '@orbit/client';
 
 interface StoredStep {
   /** The Idempotency-Key and body, stored before the first attempt and reused on every later run. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { OrbitError } from '@orbit/spec/errors';
-import { ConnectionClosedError, OrbitTransportError } from './errors.ts';
+import { closedError, ConnectionClosedError, OrbitTransportError } from './errors.ts';
 import { createEventConsumer, type ConsumerEvent, type EventConsumer, type EventConsumerOptions, type EventStream } from './consumer.ts';
 import { SqliteInbox } from './inbox/sqlite.ts';
 import { fakeDelivery, FakeStream, id } from './test-support.ts';
@@ -202,6 +202,41 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
       expect((error as OrbitError).code).toBe(code);
       expect(consumer.state).toBe('stopped');
       expect(types()).toEqual(['connected', 'error', 'stopped']);
+    }
+  });
+
+  it('MUST reconnect after the retryable close codes and stop after a policy violation or an unasked normal close', async () => {
+    /** A fresh consumer whose first connection the server closes with `closeCode` and `reason`. */
+    const closedOnce = async (closeCode: number, reason: string) => {
+      events = [];
+      streams = [];
+      const consumer = start();
+      await until(() => streams.length === 1);
+      streams[0]!.end(closedError(closeCode, reason, null));
+      return consumer;
+    };
+    for (const [closeCode, reason] of [
+      [1001, 'server shutting down'],
+      [1006, ''],
+      [1011, ''],
+      [1012, ''],
+      [1013, 'UNAVAILABLE'],
+    ] as const) {
+      const consumer = await closedOnce(closeCode, reason);
+      await until(() => streams.length === 2);
+      expect(types(), `${closeCode}`).toEqual(['connected', 'reconnecting', 'connected']);
+      await consumer.stop();
+    }
+    for (const [closeCode, reason, code] of [
+      [1008, 'no events.hello in time', 'INVALID_ARGUMENT'],
+      [1009, '', 'INVALID_ARGUMENT'],
+      [1000, '', 'UNAVAILABLE'],
+    ] as const) {
+      const consumer = await closedOnce(closeCode, reason);
+      const error = (await consumer.done.catch((e: unknown) => e)) as ConnectionClosedError;
+      expect([error.code, error.closeCode], `${closeCode}`).toEqual([code, closeCode]);
+      expect(types(), `${closeCode}`).toEqual(['connected', 'error', 'stopped']);
+      expect(streams).toHaveLength(1);
     }
   });
 

@@ -10,7 +10,7 @@
 import { OrbitError } from '@orbit/spec/errors';
 import type { EventDelivery } from '@orbit/generated';
 import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
-import { FATAL_CONSUMER_CODES, OrbitTransportError, invalidArgument } from './errors.ts';
+import { OrbitTransportError, invalidArgument, reconnectsAfter } from './errors.ts';
 import { connectEvents, type AckResult, type ConnectEventsOptions, type Delivery, type EventConnection, type Welcome } from './events.ts';
 import type { Inbox, PendingAck } from './inbox/types.ts';
 import { isId, type ResultEvent } from './wire.ts';
@@ -268,7 +268,7 @@ export class EventConsumer<Tx = unknown> {
       }
       if (this.#stopping) break;
       const orbitError = asOrbitError(ended ?? new OrbitTransportError('network', 'the connection ended'));
-      if (FATAL_CONSUMER_CODES.has(orbitError.code)) {
+      if (!reconnectsAfter(orbitError)) {
         fatal = orbitError;
         break;
       }

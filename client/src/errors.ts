@@ -8,9 +8,10 @@
  * - a failure of the transport itself (network error, timeout, an answer that breaks the contract)
  *   is an {@link OrbitTransportError}, code `UNAVAILABLE`;
  * - the end of an event connection is an {@link ConnectionClosedError}, whose code is the one the
- *   server gave for closing (for example `EVENT_HISTORY_EXPIRED`) or `UNAVAILABLE`.
+ *   server gave for closing (for example `EVENT_HISTORY_EXPIRED`), else one read from the close
+ *   code (spec/README.md, Close codes), which also decides whether a reconnect may help.
  */
-import { OrbitError, isErrorCode, type ErrorCode } from '@orbit/spec/errors';
+import { ERROR_TABLE, OrbitError, RETRYABLE_CLOSE_CODES, isErrorCode, type ErrorCode } from '@orbit/spec/errors';
 
 export { OrbitError, ERROR_TABLE, ERROR_CODES, isErrorCode, type ErrorCode } from '@orbit/spec/errors';
 
@@ -49,19 +50,68 @@ export class OrbitTransportError extends OrbitError {
 
 /**
  * An event connection ended. `code` is the contract code the server gave (the error frame sent
- * before closing, or the close reason, which the server sets to the code), otherwise
- * `UNAVAILABLE` (network drop, server shutdown 1001, idle timeout, ...).
+ * before closing, or the close reason, which the server sets to the code), otherwise one derived
+ * from the WebSocket close code (see {@link closedError}). `retryable` says whether reconnecting
+ * may help.
  */
 export class ConnectionClosedError extends OrbitError {
   /** The WebSocket close code (1006 when the connection was cut without a close frame). */
   readonly closeCode: number;
   readonly closeReason: string;
+  readonly #retryable: boolean;
 
-  constructor(code: ErrorCode, message: string, closeCode: number, closeReason: string, cause?: unknown) {
-    super(code, message, { status: null, ...(cause !== undefined ? { cause } : {}) });
+  constructor(
+    code: ErrorCode,
+    message: string,
+    closeCode: number,
+    closeReason: string,
+    options: { cause?: unknown; retryable?: boolean } = {},
+  ) {
+    super(code, message, { status: null, ...(options.cause !== undefined ? { cause: options.cause } : {}) });
     this.closeCode = closeCode;
     this.closeReason = closeReason;
+    this.#retryable = options.retryable ?? ERROR_TABLE[code].retryable;
   }
+
+  override get retryable(): boolean {
+    return this.#retryable;
+  }
+}
+
+/**
+ * The WebSocket close codes of `orbit.events.v1` that say "try again" (spec/README.md "Close
+ * codes"; the table is `CLOSE_CODES` in `@orbit/spec/errors`).
+ */
+export { RETRYABLE_CLOSE_CODES };
+
+/** Close codes that say this side broke the protocol or a limit: sending the same again fails again. */
+const VIOLATION_CLOSE_CODES: ReadonlySet<number> = new Set([1002, 1003, 1007, 1008, 1009, 1010]);
+
+const CLOSE_MEANINGS: Readonly<Record<number, string>> = {
+  1000: 'the server ended the connection (1000)',
+  1001: 'the server is going away (1001)',
+  1006: 'the connection was cut (1006)',
+  1008: 'the server closed the connection for a policy violation (1008)',
+  1009: 'a message was too big (1009)',
+  1011: 'the server hit an unexpected condition (1011)',
+  1012: 'the server is restarting (1012)',
+  1013: 'the server is overloaded: try again later (1013)',
+};
+
+/**
+ * How a connection's end reads as an error: the contract code decides when the server named one
+ * (the error frame before the close, else a close reason that is a code); otherwise the close code
+ * does. A retryable close code is `UNAVAILABLE`; a policy or protocol violation is
+ * `INVALID_ARGUMENT`; any other code (a normal close the client did not ask for, 1005, 4xxx) is
+ * `UNAVAILABLE` but not retried, as a server-initiated close is final unless it says otherwise.
+ */
+export function closedError(closeCode: number, reason: string, frameError: OrbitError | null): ConnectionClosedError {
+  if (frameError) return new ConnectionClosedError(frameError.code, frameError.message, closeCode, reason);
+  if (isErrorCode(reason)) return new ConnectionClosedError(reason, `the server closed the connection: ${reason}`, closeCode, reason);
+  const what = `${CLOSE_MEANINGS[closeCode] ?? `the connection closed (${closeCode})`}${reason ? `: ${reason}` : ''}`;
+  if (RETRYABLE_CLOSE_CODES.has(closeCode)) return new ConnectionClosedError('UNAVAILABLE', what, closeCode, reason);
+  if (VIOLATION_CLOSE_CODES.has(closeCode)) return new ConnectionClosedError('INVALID_ARGUMENT', what, closeCode, reason);
+  return new ConnectionClosedError('UNAVAILABLE', what, closeCode, reason, { retryable: false });
 }
 
 /**
@@ -74,6 +124,16 @@ export const FATAL_CONSUMER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'NOT_FOUND',
   'UNAUTHENTICATED',
 ]);
+
+/**
+ * Whether the automatic consumer reconnects after its connection ended with `error`: a closed
+ * connection by its `retryable` (the contract code, else the close code); a transport failure
+ * (network, timeout, a server frame that broke the contract) unless its code is fatal.
+ */
+export function reconnectsAfter(error: OrbitError): boolean {
+  if (error instanceof ConnectionClosedError) return error.retryable;
+  return !FATAL_CONSUMER_CODES.has(error.code);
+}
 
 /** Builds the `OrbitError` of an error object received from the server. */
 export function serverError(

@@ -21,8 +21,8 @@ import {
   type ServerFrame,
   type WelcomeFrame,
 } from '@orbit/generated';
-import { ERROR_TABLE, type OrbitError, isErrorCode } from '@orbit/spec/errors';
-import { ConnectionClosedError, OrbitTransportError, invalidArgument, serverError } from './errors.ts';
+import { ERROR_TABLE, type OrbitError } from '@orbit/spec/errors';
+import { ConnectionClosedError, OrbitTransportError, closedError, invalidArgument, serverError } from './errors.ts';
 import { eventRawPaths, isId, readDocument, type ResultEvent } from './wire.ts';
 
 export const EVENTS_PROTOCOL = 'orbit.events.v1';
@@ -113,18 +113,6 @@ function checkProof(proof: AckProof): void {
   if (!isCanonicalUint64(proof.epoch)) throw invalidArgument('proof.epoch must be a canonical uint64 string');
   if (!isCanonicalBase64url(proof.lease_secret, LEASE_SECRET_BYTES))
     throw invalidArgument('proof.lease_secret must be the canonical base64url of 32 bytes');
-}
-
-function closedError(code: number, reason: string, frameError: OrbitError | null): ConnectionClosedError {
-  if (frameError) return new ConnectionClosedError(frameError.code, frameError.message, code, reason);
-  if (isErrorCode(reason)) return new ConnectionClosedError(reason, `the server closed the connection: ${reason}`, code, reason);
-  const what =
-    code === 1001
-      ? 'the server is going away'
-      : code === 1006
-        ? 'the connection was cut'
-        : `the connection closed (${code}${reason ? ` ${reason}` : ''})`;
-  return new ConnectionClosedError('UNAVAILABLE', what, code, reason);
 }
 
 const RAW_PATHS = eventRawPaths(['body', 'event']);

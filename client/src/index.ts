@@ -1,7 +1,12 @@
 /**
  * @module @orbit/client
- * The Orbit TypeScript SDK (seed §8): the management client, the event connection, the
- * automatic consumer and the durable Inbox helpers. Reference: docs/sdk.md.
+ * The Orbit TypeScript SDK: the management client, the event connection and the automatic
+ * consumer. Reference: docs/sdk.md.
+ *
+ * This entry loads no database driver. The durable Inbox helpers are their own entries,
+ * `@orbit/client/inbox/sqlite` (better-sqlite3) and `@orbit/client/inbox/mysql` (mysql2), so that
+ * only an application that uses one installs and loads its driver (both are optional peer
+ * dependencies).
  */
 export { createClient, newIdempotencyKey, OrbitClient } from './client.ts';
 export type {
@@ -44,11 +49,12 @@ export type {
   StopResult,
 } from './consumer.ts';
 export type { Inbox, InboxEntry, InboxOutcome, InboxTransactionOptions, PendingAck } from './inbox/types.ts';
-export { SqliteInbox, sqliteInboxDdl, type SqliteInboxOptions } from './inbox/sqlite.ts';
-export { MysqlInbox, mysqlInboxDdl, type MysqlInboxOptions } from './inbox/mysql.ts';
 export {
   ConnectionClosedError,
   FATAL_CONSUMER_CODES,
+  RETRYABLE_CLOSE_CODES,
+  closedError,
+  reconnectsAfter,
   OrbitError,
   OrbitTransportError,
   ERROR_CODES,

@@ -17,15 +17,15 @@ import {
   connectEvents,
   createClient,
   createEventConsumer,
-  MysqlInbox,
   OrbitError,
   RawJson,
-  SqliteInbox,
   type ConsumerEvent,
   type EventConsumer,
   type EventConsumerOptions,
   type Inbox,
 } from '../src/index.ts';
+import { MysqlInbox } from '../src/inbox/mysql.ts';
+import { SqliteInbox } from '../src/inbox/sqlite.ts';
 import { id, key, name, CuttingProxy, setup, type Setup } from './support.ts';
 
 const LEASE_MS = 1500;

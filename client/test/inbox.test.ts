@@ -10,7 +10,8 @@ import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import type { PoolConnection } from 'mysql2/promise';
 import { MYSQL_ROOT } from '../../server/test/harness.ts';
-import { MysqlInbox, SqliteInbox } from '../src/index.ts';
+import { MysqlInbox } from '../src/inbox/mysql.ts';
+import { SqliteInbox } from '../src/inbox/sqlite.ts';
 import { inboxSuite } from './inbox-suite.ts';
 
 inboxSuite<Database.Database>('SqliteInbox', async () => {

@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// Thin launcher: the suite is TypeScript, loaded through tsx so it needs no build step.
-import { register } from 'tsx/esm/api';
+// The `orbit-conformance` command. An installed package runs its build (`dist/`). Inside the Orbit
+// repository, recognised by the package's tsconfig.build.json (which is not published), it runs
+// the TypeScript sources through tsx instead: no build step, never a stale one.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli.ts');
-process.exitCode = await main(process.argv.slice(2));
+let cli;
+if (existsSync(new URL('../tsconfig.build.json', import.meta.url))) {
+  const { registerSources } = await import('../../scripts/dev-sources.mjs');
+  registerSources();
+  cli = await import('../src/cli.ts');
+} else {
+  cli = await import('../dist/cli.js');
+}
+process.exitCode = await cli.main(process.argv.slice(2));

@@ -256,7 +256,9 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
   }
 
   const baseUrl = raw.baseUrl === undefined && server ? 'http://127.0.0.1:{port}' : str(raw.baseUrl, 'baseUrl');
-  if (!/^https?:\/\/[^/]+$/.test(baseUrl.replace(/\/$/, ''))) throw new ConfigError('baseUrl must be http(s)://host[:port] without a path');
+  // A path is the prefix of a server mounted inside another app (http://host:port/orbit).
+  if (!/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(baseUrl))
+    throw new ConfigError('baseUrl must be http(s)://host[:port] with an optional path prefix, without a query or fragment');
 
   if (!bootstrap) {
     if (!credentials.full) throw new ConfigError('credentials.full is required (or give bootstrap.command)');

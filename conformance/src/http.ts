@@ -73,6 +73,11 @@ export class HttpResponse {
   }
 }
 
+/** The path prefix of a base URL (`http://h:1/orbit` -> `/orbit`), `''` for none. */
+export function basePath(baseUrl: string): string {
+  return new URL(baseUrl).pathname.replace(/\/+$/, '');
+}
+
 /** Sends one request and reads the whole response. Rejects with a `NetworkError` on network errors and on timeout. */
 export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): Promise<HttpResponse> {
   const url = new URL(baseUrl);
@@ -95,7 +100,15 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
         durationMs: Date.now() - started,
       });
     const clientRequest = send(
-      { protocol: url.protocol, hostname: url.hostname, port: url.port, method: req.method, path: req.target, headers, agent: false },
+      {
+        protocol: url.protocol,
+        hostname: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: basePath(baseUrl) + req.target,
+        headers,
+        agent: false,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

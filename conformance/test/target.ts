@@ -36,6 +36,35 @@ export const SUITE_SETTINGS = {
   features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history', 'attempt-budget'],
 };
 
+/**
+ * A CLI configuration for a server that is already running at `baseUrl` on `databaseUrl`:
+ * credentials through `<orbit> bootstrap`, retention through `<orbit> prune` (`orbit` is the
+ * command that runs the orbit CLI), and the suite's settings.
+ */
+export function runningServerConfig(baseUrl: string, orbit: string, databaseUrl: string): Record<string, unknown> {
+  return {
+    baseUrl,
+    bootstrap: {
+      command: `${orbit} bootstrap --namespace {namespace} --application {application} --queue conformance-a --queue conformance-b --permissions {permissions} --json --database '${databaseUrl}'`,
+    },
+    publish: { method: 'http' },
+    retention: { command: `${orbit} prune --before-sequence {before_sequence} --database '${databaseUrl}'` },
+    attemptBudget: { command: attemptBudgetCommand(databaseUrl, `node ${JSON.stringify(ATTEMPT_BUDGET_SCRIPT)}`) },
+    ...SUITE_SETTINGS,
+    features: [...SUITE_SETTINGS.features, 'retention'],
+  };
+}
+
+/** Sets a delivery's attempts and budget in Orbit's database (the `attempt-budget` feature). */
+const ATTEMPT_BUDGET_SCRIPT = fileURLToPath(new URL('./fixtures/orbit-attempt-budget.mjs', import.meta.url));
+
+function attemptBudgetCommand(databaseUrl: string, script: string): string {
+  return (
+    `${script} --database '${databaseUrl}' ` +
+    '--subscription {subscription_id} --delivery {delivery_id} --attempts {attempts} --budget {attempt_budget}'
+  );
+}
+
 export interface Target {
   readonly server: TestServer;
   /** A configuration object for the CLI (tokens and queue ids filled in). */
@@ -76,11 +105,7 @@ export async function startTarget(kind: StoreKind, options: { retention?: boolea
     queues,
     publish: { method: 'http' },
     ...SUITE_SETTINGS,
-    attemptBudget: {
-      command:
-        `node conformance/test/fixtures/orbit-attempt-budget.mjs --database '${server.database.url}' ` +
-        '--subscription {subscription_id} --delivery {delivery_id} --attempts {attempts} --budget {attempt_budget}',
-    },
+    attemptBudget: { command: attemptBudgetCommand(server.database.url, 'node conformance/test/fixtures/orbit-attempt-budget.mjs') },
     cwd: REPO,
   };
   if (options.retention) {

@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// Thin launcher: the CLI is TypeScript, loaded through tsx so the repo needs no build step.
-import { register } from 'tsx/esm/api';
+// The `orbit` command. An installed package runs its build (`dist/`). Inside the Orbit repository,
+// recognised by the package's tsconfig.build.json (which is not published), it runs the TypeScript
+// sources through tsx instead: the development loop needs no build and never runs a stale one.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+if (existsSync(new URL('../tsconfig.build.json', import.meta.url))) {
+  const { registerSources } = await import('../../scripts/dev-sources.mjs');
+  registerSources();
+  await import('../src/cli/main.ts');
+} else {
+  await import('../dist/cli/main.js');
+}

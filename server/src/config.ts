@@ -46,6 +46,8 @@ export interface Settings {
   readonly allowedOrigins: readonly string[];
   /** How often a node looks for results appended by other nodes. */
   readonly pollIntervalMs: number;
+  /** A node that has not renewed its row for this long is gone, and its sessions with it. */
+  readonly nodeTtlMs: number;
   /** Delay before a recovered delivery is offered again (doubles per attempt, capped). */
   readonly redeliveryBackoffMs: number;
   readonly redeliveryBackoffMaxMs: number;
@@ -57,6 +59,8 @@ export interface Settings {
   readonly retentionMaxResults: number;
   readonly retentionIntervalMs: number;
   readonly retentionBatchSize: number;
+  /** How long an idempotency receipt is kept; after it the key is unknown and a request with it is new. */
+  readonly idempotencyRetentionMs: number;
   /** MySQL connections per node. */
   readonly databasePoolSize: number;
   readonly shutdownTimeoutMs: number;
@@ -141,6 +145,14 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
   ),
   integer('poll_interval_ms', 'pollIntervalMs', 250, 10, 60_000, 'How often a node looks for results appended by other nodes.'),
   integer(
+    'node_ttl_ms',
+    'nodeTtlMs',
+    15_000,
+    300,
+    3_600_000,
+    'A node renews its row in `nodes` every third of this; one silent for this long is gone, and any node removes it and its sessions.',
+  ),
+  integer(
     'redelivery_backoff_ms',
     'redeliveryBackoffMs',
     0,
@@ -187,9 +199,24 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     60_000,
     100,
     86_400_000,
-    'How often periodic retention runs (when a limit is set).',
+    'How often periodic retention runs: the result limits (when set) and the expiry of idempotency receipts.',
   ),
-  integer('retention_batch_size', 'retentionBatchSize', 1_000, 1, 100_000, 'Results deleted per retention transaction.'),
+  integer(
+    'retention_batch_size',
+    'retentionBatchSize',
+    1_000,
+    1,
+    100_000,
+    'Results (or expired idempotency receipts) deleted per retention transaction.',
+  ),
+  integer(
+    'idempotency_retention_ms',
+    'idempotencyRetentionMs',
+    86_400_000,
+    1_000,
+    31_536_000_000,
+    'How long an `Idempotency-Key` is remembered (24 h, as Stripe); after it a request with the key is new.',
+  ),
   integer('database_pool_size', 'databasePoolSize', 16, 1, 1_000, 'MySQL connections per node (SQLite: one writer, one reader).'),
   integer(
     'shutdown_timeout_ms',

@@ -1,9 +1,9 @@
 /**
  * @module
- * The server package's public surface: mount Orbit in your own Hono deployment with `createOrbit`,
- * or run it with `startServer` (what `orbit serve` does).
+ * The server package's public surface: mount Orbit in your own Hono deployment with `openOrbit`
+ * (or `createOrbit` on a store you opened), or run it with `startServer` (what `orbit serve` does).
  */
-export { createOrbit, startServer, type Orbit, type OrbitOptions, type RunningServer } from './server.ts';
+export { createOrbit, openOrbit, startServer, type Orbit, type OrbitOptions, type RunningServer } from './server.ts';
 export {
   loadSettings,
   resolveSettings,

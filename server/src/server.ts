@@ -1,32 +1,46 @@
 /**
  * @module
  * The embeddable server: `createOrbit` returns the Hono app and what a Node HTTP server needs for
- * the WebSocket upgrade, so a team can mount Orbit in its own deployment; `startServer` is what
- * `orbit serve` runs (HTTP or HTTPS/WSS, an optional separate metrics listener, graceful close).
+ * the WebSocket upgrade, so a team can mount Orbit in its own deployment, at the root or under a
+ * base path (docs/embedding.md); `startServer` is what `orbit serve` runs (HTTP or HTTPS/WSS, an
+ * optional separate metrics listener, graceful close).
  */
+import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { ListenAddress, Settings } from './config.ts';
-import { createHttpApp, createMetricsApp, type AppEnv, type MetricsEndpoint } from './http/app.ts';
-import { EventGateway } from './events/gateway.ts';
-import { retentionJob, sweepJob, type PeriodicJob } from './ops/jobs.ts';
+import { createHttpApp, createMetricsApp, normalizeBasePath, type AppEnv, type MetricsEndpoint } from './http/app.ts';
+import { CONNECT_PATH, EventGateway } from './events/gateway.ts';
+import { receiptRetentionJob, retentionJob, sweepJob, type PeriodicJob } from './ops/jobs.ts';
 import type { Log } from './ops/log.ts';
 import { OrbitMetrics } from './ops/metrics.ts';
 import { Store } from './store/store.ts';
 
 export interface Orbit {
+  /** Serves the API, `/healthz`, `/readyz`, `/v1/openapi.json` and the console, all under `basePath`. */
   readonly app: Hono<AppEnv>;
+  /** `''` or the prefix every route is under (`/orbit`). */
+  readonly basePath: string;
+  /** The WebSocket entry: `<basePath>/v1/events/connect`. */
+  readonly connectPath: string;
   /** The app of a separate metrics listener (`/metrics` only), when `metrics_listen` is set. */
   readonly metricsApp: Hono<AppEnv> | null;
   readonly store: Store;
   readonly metrics: OrbitMetrics;
-  /** Background jobs of this node: the lease sweep and, when configured, retention. */
+  /** Background jobs of this node: the lease sweep, receipt expiry and, when configured, retention. */
   readonly jobs: readonly PeriodicJob[];
-  /** Attaches the `orbit.events.v1` upgrade handler to a Node HTTP server. */
-  attach(server: Server): void;
+  /**
+   * Attaches the `orbit.events.v1` upgrade handler to a Node HTTP server. It takes only upgrades
+   * for `connectPath` and leaves every other upgrade to the server's other listeners (a host's
+   * own WebSocket endpoints), unless `refuseOthers` (a server that is Orbit's alone: they get the
+   * NOT_FOUND envelope).
+   */
+  attach(server: Server, options?: { refuseOthers?: boolean }): void;
+  /** Whether an upgrade request is for `connectPath`: for a host that routes upgrades itself. */
+  ownsUpgrade(request: IncomingMessage): boolean;
   /** Shutdown, first step: `/readyz` answers 503, upgrades are refused, jobs stop scheduling. */
   beginShutdown(): void;
   /** Stops background work (waiting for the running batch), drains claims and closes sessions with 1001; does not close the store. */
@@ -37,13 +51,17 @@ export interface OrbitOptions {
   readonly store: Store;
   readonly settings: Settings;
   readonly log?: Log;
+  /** Serve everything under this path prefix (`/orbit`); default `''`, the root. */
+  readonly basePath?: string;
 }
 
 export function createOrbit(options: OrbitOptions): Orbit {
   const { store, settings } = options;
   const log: Log = options.log ?? (() => {});
+  const basePath = normalizeBasePath(options.basePath);
+  const connectPath = `${basePath}${CONNECT_PATH}`;
   const metrics = new OrbitMetrics(store, { leaseDurationMs: settings.leaseDurationMs, backlogLimit: settings.metricsBacklogLimit });
-  const gateway = new EventGateway(store, settings, log, metrics);
+  const gateway = new EventGateway(store, settings, log, metrics, connectPath);
   metrics.bindEngine({
     connections: () => gateway.connectionCount,
     sessions: () => gateway.sessionCount,
@@ -66,6 +84,7 @@ export function createOrbit(options: OrbitOptions): Orbit {
     { requestTimeoutMs: settings.requestTimeoutMs },
     {
       ...http,
+      basePath,
       readiness: async () => (draining ? { ready: false, reason: 'the server is shutting down' } : store.readiness()),
       metrics: settings.metricsListen ? null : endpoint,
     },
@@ -74,7 +93,7 @@ export function createOrbit(options: OrbitOptions): Orbit {
     settings.metricsListen && endpoint ? createMetricsApp({ requestTimeoutMs: settings.requestTimeoutMs }, endpoint, http) : null;
 
   const deps = { store, settings, log, metrics, onRecovered: () => gateway.wake() };
-  const jobs = [sweepJob(deps), retentionJob(deps)].filter((job): job is PeriodicJob => job !== null);
+  const jobs = [sweepJob(deps), retentionJob(deps), receiptRetentionJob(deps)].filter((job): job is PeriodicJob => job !== null);
   for (const job of jobs) job.start();
 
   const beginShutdown = () => {
@@ -83,17 +102,38 @@ export function createOrbit(options: OrbitOptions): Orbit {
   };
   return {
     app,
+    basePath,
+    connectPath,
     metricsApp,
     store,
     metrics,
     jobs,
-    attach(server) {
-      gateway.attach(server);
+    attach(server, attachOptions) {
+      gateway.attach(server, attachOptions);
     },
+    ownsUpgrade: (request) => gateway.owns(request),
     beginShutdown,
     async close() {
       beginShutdown();
       await Promise.all([gateway.close(), ...jobs.map((job) => job.stop())]);
+    },
+  };
+}
+
+/**
+ * Opens the store that `settings.databaseUrl` names (applying migrations) and creates Orbit on
+ * it: what a host app calls to embed Orbit (docs/embedding.md). Its `close()` also drains and
+ * closes that store, after Orbit's own shutdown.
+ */
+export async function openOrbit(settings: Settings, options: Omit<OrbitOptions, 'store' | 'settings'> = {}): Promise<Orbit> {
+  const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
+  const orbit = createOrbit({ ...options, store, settings });
+  return {
+    ...orbit,
+    async close() {
+      await orbit.close();
+      await store.drain();
+      await store.close();
     },
   };
 }
@@ -152,7 +192,7 @@ export async function startServer(settings: Settings, log?: Log): Promise<Runnin
   const orbit = createOrbit({ store, settings, ...(log ? { log } : {}) });
   const scheme = settings.tls ? 'https' : 'http';
   const server = serve(orbit.app.fetch, settings);
-  orbit.attach(server);
+  orbit.attach(server, { refuseOthers: true });
   let metricsServer: Server | null = null;
   try {
     const host = await listen(server, settings.listen);

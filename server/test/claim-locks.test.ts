@@ -1,12 +1,12 @@
 /**
- * What a claim locks on MySQL (MariaDB): only the subscription row. The claim reads the log head
- * and the lease ends in subqueries of its locking SELECT; if those took locks, every publish and
- * every ACK would wait for claims. Two stores (two pools) on one database, the claim's statement
+ * What a claim locks on MySQL (MariaDB): only the subscription row. Holding that lock, the claim
+ * reads the log head, the lease ends and its sessions' capacity in one more statement; if those
+ * reads took locks, every publish and every ACK would wait for claims. Two stores (two pools) on one database, the claim's statement
  * held open in one of them.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIM_CONTEXT } from '../src/store/claims.ts';
+import { claimContext } from '../src/store/claims.ts';
 import { SUBSCRIPTION_SELECT } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
 import { freshDatabase, type TestDatabase } from './harness.ts';
@@ -56,9 +56,8 @@ describe('a claim on mysql', () => {
     let locked!: () => void;
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const claim = claimer.db.transaction(async (tx) => {
-      const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT}, ${CLAIM_CONTEXT} FROM subscriptions WHERE id = ? FOR UPDATE`, [
-        subscriptionId,
-      ]);
+      await tx.all(`SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ? FOR UPDATE`, [subscriptionId]);
+      const [row] = await tx.all(claimContext('mysql', 1), [subscriptionId, subscriptionId, subscriptionId, hex32()]);
       expect(row?.next_expiry).toBeDefined();
       locked();
       await held;

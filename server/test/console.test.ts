@@ -7,7 +7,8 @@
  * to docs/images/console-*.png.
  *
  * Chromium is required: without /usr/bin/chromium this file fails (install it with
- * `apt-get install -y --no-install-recommends chromium`; `.ci/run` does that in CI).
+ * `apt-get install -y --no-install-recommends chromium`; `npm test` does that itself as root on
+ * Debian, and otherwise stops before the tests with that command).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
@@ -465,5 +466,37 @@ describe('operations console in Chromium (sqlite)', () => {
     expect(await inPage('window.cspViolations')).toEqual([]);
     expect(pageErrors).toEqual([]);
     expect(consoleErrors).toEqual([]);
+  });
+
+  it('works under a base path: Orbit mounted at /orbit in a host app', async () => {
+    const prefixed = createOrbit({ store, settings: loadSettings({}, { listen: '127.0.0.1:0', databaseUrl: db.url }), basePath: '/orbit' });
+    const host = new Hono();
+    host.get('/', (c) => c.text('host'));
+    host.route('/', prefixed.app as unknown as Hono);
+    const hostServer = createAdaptorServer({ fetch: host.fetch }) as Server;
+    await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
+    const hostBase = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
+    const prefixedPage = await browser.newPage();
+    const errors: string[] = [];
+    const requests: string[] = [];
+    prefixedPage.on('pageerror', (error) => errors.push(String(error)));
+    prefixedPage.on('request', (request) => requests.push(new URL(request.url()).pathname));
+    try {
+      await prefixedPage.goto(`${hostBase}/orbit/console`);
+      await prefixedPage.getByLabel('API token').fill(owner.token);
+      await prefixedPage.getByLabel('API token').press('Enter');
+      await prefixedPage.getByLabel('Queue ID').fill(queueId);
+      await prefixedPage.getByRole('button', { name: 'List subscriptions' }).click();
+      await prefixedPage.locator('#subscriptions-table tbody th a', { hasText: 'orders-results' }).waitFor();
+      // Every asset and every API call stayed under the prefix.
+      expect(requests.filter((path) => !path.startsWith('/orbit/'))).toEqual([]);
+      expect(requests).toContain('/orbit/v1/subscriptions');
+      expect(errors).toEqual([]);
+    } finally {
+      await prefixedPage.close();
+      hostServer.closeAllConnections();
+      await new Promise<void>((resolve) => hostServer.close(() => resolve()));
+      await prefixed.close();
+    }
   });
 });

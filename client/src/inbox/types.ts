@@ -44,6 +44,7 @@ export interface InboxTransactionOptions {
 /** What `transaction` did: ran `fn` and recorded the event, or found it already recorded and skipped `fn`. */
 export type InboxOutcome<T> = { readonly duplicate: false; readonly value: T } | { readonly duplicate: true };
 
+// #region docs (docs/sdk.md shows this interface)
 /**
  * The durable receiver record. `Tx` is the handle of the open local transaction that `fn` gets
  * (a better-sqlite3 `Database`, a mysql2 `PoolConnection`, ...): do the business writes through it.
@@ -76,3 +77,4 @@ export interface Inbox<Tx = unknown> {
   /** Releases what the Inbox opened itself (a handle passed in by the caller stays open). */
   close(): Promise<void>;
 }
+// #endregion docs

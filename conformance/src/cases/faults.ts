@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
+import { basePath } from '../http.ts';
 import { deliveryOf } from '../ws.ts';
 import { leased, listAll, randomHex } from './helpers.ts';
 
@@ -66,7 +67,7 @@ function rawExchange(
 async function stalledRequest(ctx: CaseContext, prefix: '' | 'setup: ' = ''): Promise<string> {
   const host = new URL(ctx.config.baseUrl).host;
   const head =
-    `POST /v1/subscriptions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\n` +
+    `POST ${basePath(ctx.config.baseUrl)}/v1/subscriptions HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${ctx.token('full')}\r\n` +
     `Content-Type: application/json\r\nIdempotency-Key: ${ctx.key()}\r\nContent-Length: 100\r\n\r\n{"name":`;
   const waitMs = ctx.timing.requestTimeoutMs + 4_000;
   const { response } = await rawExchange(ctx, head, { waitMs });
@@ -188,9 +189,9 @@ export const faultCases: ConformanceCase[] = [
       const name = ctx.name();
       const body = JSON.stringify({ name, queue_id: ctx.queue });
       const head =
-        `POST /v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\nAuthorization: Bearer ` +
-        `${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: ${ctx.key()}\r\nContent-Length: ` +
-        `${body.length + 40}\r\n\r\n`;
+        `POST ${basePath(ctx.config.baseUrl)}/v1/subscriptions HTTP/1.1\r\nHost: ${new URL(ctx.config.baseUrl).host}\r\n` +
+        `Authorization: Bearer ${ctx.token('full')}\r\nContent-Type: application/json\r\nIdempotency-Key: ${ctx.key()}\r\n` +
+        `Content-Length: ${body.length + 40}\r\n\r\n`;
       await rawExchange(ctx, head + body, { destroyAfterSend: true, waitMs: 1_000 });
       const alive = await ctx.get(null, '/healthz');
       ctx.check(alive.status === 200, `GET /healthz after the cut request answered ${alive.status}`);

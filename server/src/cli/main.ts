@@ -1,6 +1,7 @@
 /**
  * @module
- * `orbit serve | dev | migrate | bootstrap | publish | prune` (the brief's operator interface).
+ * `orbit serve | dev | migrate | bootstrap | publish | prune | credentials | settings` (the brief's
+ * operator interface and what operations added to it).
  * Each command is a thin layer over the server package; the exit code is 0 on success, 1 on a
  * runtime failure and 2 on a usage error.
  */
@@ -19,6 +20,7 @@ import { startServer } from '../server.ts';
 import { Store } from '../store/store.ts';
 import { PERMISSIONS } from '../store/principal.ts';
 import { installShutdown } from '../ops/shutdown.ts';
+import { credentialsCommand, CREDENTIALS_USAGE } from './credentials.ts';
 import { publishCommand } from './publish.ts';
 import { createLogger } from './log.ts';
 import { UsageError } from './usage.ts';
@@ -33,8 +35,10 @@ commands:
   bootstrap  --namespace N --application A --queue Q [--queue Q2] [--event-access] [--publish-access] [--permissions p1,p2] [--json]
   publish    --queue-id ID --type T --task-id ID [--task-revision N] [--details JSON] [--result JSON] [--effect-uncertain] [--current-attempt-id ID]
   prune      --before-sequence N                        remove results below N (retention)
+  ${CREDENTIALS_USAGE}
   settings   [--markdown] [same options as serve]       print the effective settings (JSON, secrets hidden) or the settings table
 
+The commands that open the database (all but settings) also take --database URL and --config FILE.
 Every setting can be given as a flag, an ORBIT_* environment variable or a key of the --config file
 (JSON or YAML), in that order of precedence: see \`orbit settings --markdown\` and docs/operations.md.`;
 
@@ -193,6 +197,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   bootstrap: bootstrapCommand,
   publish: (args) => publishCommand(args, databaseUrl),
   prune: pruneCommand,
+  credentials: (args) => credentialsCommand(args, databaseUrl),
   settings: settingsCommand,
 };
 
@@ -214,6 +219,6 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.exit(2);
   }
   console.error(`orbit: ${(error as Error)?.message ?? String(error)}`);
-  if (usage) console.error(`\n${USAGE}`);
+  if (usage && !(error instanceof UsageError && !error.showUsage)) console.error(`\n${USAGE}`);
   process.exit(usage ? 2 : 1);
 });

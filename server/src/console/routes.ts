@@ -11,6 +11,10 @@
  * The files are read once, when the routes are added, into an allow-list keyed by their relative
  * path: a request names one of those keys or gets 404, so no request path ever reaches the file
  * system.
+ *
+ * Under a base path (Orbit embedded in a host app at `/orbit`), the page's links to its assets get
+ * the prefix when the page is loaded, and the scripts find the API relative to their own URL
+ * (`js/api.js`), so nothing in the console names an absolute path of its own.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
@@ -85,17 +89,26 @@ function serve(asset: Asset | undefined): Response {
   return new Response(asset.body, { status: 200, headers: headers(asset.type) });
 }
 
+/** The page with its asset links (`/console/...`) moved under the base path. */
+function withBasePath(page: Asset, basePath: string): Asset {
+  if (basePath === '') return page;
+  const html = new TextDecoder().decode(page.body).replaceAll('="/console/', `="${basePath}/console/`);
+  return { ...page, body: new TextEncoder().encode(html) };
+}
+
 /**
- * Adds `GET /console` (and `/console/`: the page) and `GET /console/<file>` (its assets) to `app`.
- * Call it before the app answers its first request.
+ * Adds `GET /console` (and `/console/`: the page) and `GET /console/<file>` (its assets) to `app`,
+ * whose routes are under `basePath` (`''` or `/orbit`). Call it before the app answers its first
+ * request.
  */
-export function consoleRoutes(app: Hono<any>): void {
+export function consoleRoutes(app: Hono<any>, basePath = ''): void {
   const assets = loadAssets(CONSOLE_STATIC_DIR);
-  const page = (): Response => serve(assets.get('index.html'));
+  const index = withBasePath(assets.get('index.html')!, basePath);
+  const page = (): Response => serve(index);
   app.get('/console', page);
   app.get('/console/', page);
   app.get('/console/*', (c) => {
-    const name = c.req.path.slice('/console/'.length);
-    return serve(assets.get(name));
+    const name = c.req.path.slice(`${basePath}/console/`.length);
+    return serve(name === 'index.html' ? index : assets.get(name));
   });
 }

@@ -2,10 +2,13 @@
  * @module
  * Opaque, tamper-evident pagination cursors (brief decision 8). A cursor carries the position of
  * the last item and the scope it was issued for, signed with HMAC-SHA256 under a deployment secret
- * that every node reads from the database. A cursor from another scope is refused.
+ * that every node reads from the database. A cursor from another scope is refused. The signature
+ * is compared in constant time, so the time a refusal takes says nothing about how much of a
+ * forged signature was right.
  */
 import { createHmac } from 'node:crypto';
 import { decodeBase64url, encodeBase64url } from '@orbit/spec/codec';
+import { digestsEqual } from '../crypto.ts';
 
 export interface PagePosition {
   readonly createdAt: number;
@@ -26,7 +29,7 @@ export class PageCursors {
     if (dot <= 0 || cursor.length > 512) return null;
     const payload = cursor.slice(0, dot);
     const signature = cursor.slice(dot + 1);
-    if (signature !== this.sign(scope, payload)) return null;
+    if (!digestsEqual(signature, this.sign(scope, payload))) return null;
     try {
       const value: unknown = JSON.parse(Buffer.from(decodeBase64url(payload)).toString('utf8'));
       if (!Array.isArray(value) || value.length !== 2) return null;

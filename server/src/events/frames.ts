@@ -22,6 +22,8 @@ export function welcomeFrame(args: {
   capacity: number;
   leaseDurationMs: number;
   heartbeatIntervalMs: number;
+  /** The database's time as the node knows it (the clock leases are decided with). */
+  serverTime: number;
   enabled: boolean;
 }): string {
   return frame('events.welcome', {
@@ -33,7 +35,7 @@ export function welcomeFrame(args: {
       capacity: args.capacity,
       lease_duration_ms: args.leaseDurationMs,
       heartbeat_interval_ms: args.heartbeatIntervalMs,
-      server_time: iso(Date.now()),
+      server_time: iso(args.serverTime),
       enabled: args.enabled,
     },
   });
@@ -68,11 +70,11 @@ export function ackReplyFrame(args: {
   });
 }
 
-export function pingReplyFrame(args: { replyTo: string; sessionId: string; enabled: boolean }): string {
+export function pingReplyFrame(args: { replyTo: string; sessionId: string; serverTime: number; enabled: boolean }): string {
   return frame('ack', {
     reply_to: args.replyTo,
     session_id: args.sessionId,
-    body: { server_time: iso(Date.now()), enabled: args.enabled },
+    body: { server_time: iso(args.serverTime), enabled: args.enabled },
   });
 }
 

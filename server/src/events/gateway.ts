@@ -6,6 +6,7 @@
  * sockets become sessions fed by one claim pool per node.
  */
 import type { IncomingMessage, Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { ERROR_TABLE, OrbitError } from '@orbit/spec/errors';
@@ -18,6 +19,7 @@ import type { EngineHooks } from '../ops/metrics.ts';
 import { PROTOCOL } from './frames.ts';
 import { Batcher } from '../store/batcher.ts';
 import { ClaimPool } from './scheduler.ts';
+import { ACCESS_MAX_STALENESS_MS, AccessView } from './access.ts';
 import { CLOSE, Session, type SessionDeps } from './session.ts';
 
 export const CONNECT_PATH = '/v1/events/connect';
@@ -71,12 +73,21 @@ export class EventGateway {
     noServer: true,
     perMessageDeflate: false,
     maxPayload: MAX_FRAME_BYTES,
+    // One frame per turn of the event loop for each connection: a connection that writes
+    // thousands of frames at once does not keep every other connection waiting while they are
+    // parsed (spec/README.md "Read queue 4, write queue 8").
+    allowSynchronousEvents: false,
     handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
   });
   private readonly sessions = new Set<Session>();
   private readonly pool: ClaimPool;
   private readonly deps: SessionDeps;
-  private pending = 0;
+  /** Upgrades accepted by Orbit's checks whose WebSocket handshake has not finished. */
+  private readonly pending = new Set<Duplex>();
+  private readonly access: AccessView;
+  /** This node's row in `nodes`. */
+  private readonly node = { id: newId(), description: `${hostname()} pid ${process.pid}` };
+  private readonly registered: Promise<string>;
   private lastHead = -1n;
   private timers: NodeJS.Timeout[] = [];
   private accepting = true;
@@ -86,11 +97,20 @@ export class EventGateway {
     private readonly settings: Settings,
     private readonly log: SessionDeps['log'],
     private readonly hooks?: EngineHooks,
+    /** The upgrade path this gateway owns: CONNECT_PATH under the app's base path. */
+    private readonly connectPath: string = CONNECT_PATH,
   ) {
     this.pool = new ClaimPool(undefined, (error) => log('error', 'claim pool error', { error: String(error) }));
+    this.access = new AccessView(
+      (ids) => store.accessOf(ids),
+      () => this.boundSubscriptions(),
+    );
+    this.registered = this.register();
     this.deps = {
       store,
       pool: this.pool,
+      access: this.access,
+      node: this.registered,
       acks: new Batcher((requests) => store.acknowledgeAll(requests)),
       settings,
       log,
@@ -107,11 +127,67 @@ export class EventGateway {
         this.pool.markAllDirty();
       }, sweepMs),
     );
+    // Authorization may go away while nobody claims or ACKs: re-check it at the staleness bound.
+    this.timers.push(setInterval(() => void this.checkAccess(), ACCESS_MAX_STALENESS_MS));
+    this.timers.push(setInterval(() => void this.heartbeat(), Math.max(100, Math.floor(settings.nodeTtlMs / 3))));
     for (const timer of this.timers) timer.unref();
   }
 
+  /** Registers the node, retrying until the database answers (sessions wait for it). */
+  private async register(): Promise<string> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.store.registerNode(this.node);
+        return this.node.id;
+      } catch (error) {
+        if (!this.accepting) throw error;
+        this.log('warn', 'could not register the node; retrying', { error: String(error) });
+        await new Promise((resolve) => setTimeout(resolve, Math.min(5000, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
+  private boundSubscriptions(): Set<string> {
+    const ids = new Set<string>();
+    for (const session of this.sessions) if (session.sessionId !== null) ids.add(session.subscriptionId);
+    return ids;
+  }
+
+  /** Closes the sessions whose credential or subscription no longer allows consuming. */
+  private async checkAccess(): Promise<void> {
+    if (this.sessionCount === 0) return;
+    try {
+      await this.access.refresh();
+      for (const session of [...this.sessions]) {
+        if (session.sessionId === null || this.access.decide(session.subscriptionId, session.tokenDigest).ok) continue;
+        // Confirmed by a query sent now: the session may have connected after the one above was sent.
+        const verdict = await this.access.verdict(session.subscriptionId, session.tokenDigest);
+        if (!verdict.ok) session.fail(verdict.code, verdict.message);
+      }
+    } catch (error) {
+      // The next claim or ACK meets the same failure and reports it to its session.
+      this.log('warn', 'authorization check failed', { error: String(error) });
+    }
+  }
+
+  /** Renews this node and its sessions that were active; removes the rows of dead nodes. */
+  private async heartbeat(): Promise<void> {
+    const active: string[] = [];
+    for (const session of this.sessions) {
+      if (session.sessionId !== null && session.active) active.push(session.sessionId);
+      session.active = false;
+    }
+    try {
+      await this.registered;
+      const removed = await this.store.heartbeat(this.node, active, this.settings.nodeTtlMs);
+      if (removed > 0) this.log('info', 'removed the sessions of nodes that stopped', { sessions: removed });
+    } catch (error) {
+      this.log('warn', 'node heartbeat failed', { error: String(error) });
+    }
+  }
+
   get connectionCount(): number {
-    return this.sessions.size + this.pending;
+    return this.sessions.size + this.pending.size;
   }
 
   /** Connections bound to a subscription (after `events.welcome`). */
@@ -157,15 +233,29 @@ export class EventGateway {
     }
   }
 
-  attach(server: Server): void {
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => void this.upgrade(request, socket, head));
+  /** Whether an upgrade request is for Orbit's own path (the query string aside). */
+  owns(request: IncomingMessage): boolean {
+    return (request.url ?? '').split('?')[0] === this.connectPath;
+  }
+
+  /**
+   * Handles the upgrades of `server` for Orbit's path. Every other upgrade is left to the server's
+   * other `upgrade` listeners (a host app's own WebSocket endpoints), unless `refuseOthers`: then it
+   * gets the NOT_FOUND envelope, for a server that is Orbit's alone.
+   */
+  attach(server: Server, options: { refuseOthers?: boolean } = {}): void {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (this.owns(request)) void this.upgrade(request, socket, head);
+      else if (options.refuseOthers) {
+        socket.on('error', () => socket.destroy());
+        this.refuse(socket, new OrbitError('NOT_FOUND', `no route for ${(request.url ?? '').split('?')[0]}`));
+      }
+    });
   }
 
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     const url = request.url ?? '';
-    const path = url.split('?')[0];
-    if (path !== CONNECT_PATH) return this.refuse(socket, new OrbitError('NOT_FOUND', `no route for ${path}`));
     if (!this.accepting) return this.refuse(socket, new OrbitError('UNAVAILABLE', 'the server is shutting down'));
     if (url.includes('?'))
       return this.refuse(
@@ -182,20 +272,24 @@ export class EventGateway {
     if (this.connectionCount >= this.settings.maxConnections) {
       return this.refuse(socket, new OrbitError('CAPACITY_EXCEEDED', 'this node has no free event connection; retry shortly'));
     }
-    this.pending++;
+    // The slot is held until the session exists or the socket is gone, whichever comes first:
+    // `ws` answers a handshake it cannot accept (no key, another version, an unparsable protocol
+    // list) without calling back, and destroys the socket later.
+    this.pending.add(socket);
+    socket.once('close', () => this.pending.delete(socket));
     let principal: Principal;
     try {
       principal = await authenticate(this.store, request.headers.authorization);
       requirePermission(principal, 'events:consume');
     } catch (error) {
-      this.pending--;
+      this.pending.delete(socket);
       return this.refuse(socket, toOrbitError(error));
     }
     const requestId = newId();
     const addHeaders = (headers: string[]) => headers.push(`X-Request-ID: ${requestId}`, 'Cache-Control: no-store');
     this.wss.once('headers', addHeaders);
     this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
-      this.pending--;
+      this.pending.delete(socket);
       const session = new Session(ws, principal, this.deps);
       this.sessions.add(session);
       this.log('debug', 'event connection opened', { request_id: requestId, credential_id: principal.credentialId });
@@ -209,9 +303,7 @@ export class EventGateway {
         });
       });
     });
-    // handleUpgrade answers invalid handshakes itself (400) without calling back.
     this.wss.off('headers', addHeaders);
-    if (socket.destroyed) this.pending--;
   }
 
   /** Stops accepting, lets running claims commit, then closes every session with 1001. */
@@ -222,5 +314,12 @@ export class EventGateway {
     await this.pool.drain();
     for (const session of this.sessions) session.close(CLOSE.goingAway, 'server shutting down');
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    // The sessions are closed: remove the node's row and theirs (a crash leaves them to the TTL).
+    await this.registered
+      .then(
+        () => this.store.deregisterNode(this.node.id),
+        () => undefined,
+      )
+      .catch((error: unknown) => this.log('warn', 'could not remove the node row', { error: String(error) }));
   }
 }

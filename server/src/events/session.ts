@@ -1,61 +1,96 @@
 /**
  * @module
  * One event connection (seed §5–§7): hello within the deadline, then ACKs and pings while the claim
- * pool feeds deliveries. Reads run at most 4 at a time (the socket pauses beyond that); at most 8
- * writes wait for the network, and a write that does not finish within the write timeout ends the
- * connection. A connection never holds more deliveries than its capacity.
+ * pool feeds deliveries. Frames wait in a read queue with at most 4 in processing; every frame the
+ * connection sends counts against its write queue of 8, and a claim leases only what the queue can
+ * take now; a write that does not finish within the write timeout ends the connection. Capacity is
+ * decided by the database (the `sessions` row and the leases that name this session); every claim
+ * and ACK acts on authorization at most one second stale (`access.ts`).
  */
-import type { WebSocket } from 'ws';
-import { ERROR_TABLE, OrbitError, type ErrorCode } from '@orbit/spec/errors';
+import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spec/errors';
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
-import type { Principal, Store } from '../store/store.ts';
+import { decideConsumeAccess } from '../domain/access.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { AckOutcome, AckRequest, ClaimOutcome, Claimed } from '../store/claims.ts';
 import type { Batcher } from '../store/batcher.ts';
-import type { Claimant, ClaimPool } from './scheduler.ts';
+import type { AckOutcome, AckRequest, ClaimOutcome, Claimed } from '../store/claims.ts';
+import type { Principal, Store } from '../store/store.ts';
+import type { AccessView } from './access.ts';
+import { type ClientFrame, readClientFrame } from './envelope.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
-import { readClientFrame, type ClientFrame } from './envelope.ts';
+import { ReadQueue } from './read-queue.ts';
+import type { Claimant, ClaimPool } from './scheduler.ts';
 
 const READ_QUEUE = 4;
 const WRITE_QUEUE = 8;
 
-export const CLOSE = { normal: 1000, goingAway: 1001, policy: 1008, tryAgain: 1013 } as const;
+export const CLOSE = {
+  normal: CLOSE_CODES.normal.code,
+  goingAway: CLOSE_CODES.goingAway.code,
+  policy: CLOSE_CODES.policy.code,
+} as const;
 
 export interface SessionDeps {
   readonly store: Store;
   /** ACKs of all sessions on this node, committed in groups. */
   readonly acks: Batcher<AckRequest, AckOutcome>;
   readonly pool: ClaimPool;
+  readonly access: AccessView;
+  /** This node's id in the `nodes` table; resolves once the node is registered. */
+  readonly node: Promise<string>;
   readonly settings: Settings;
   readonly log: Log;
   /** Metrics hooks (optional). */
   readonly hooks?: EngineHooks;
 }
 
+/** What waits in the read queue: a parsed frame, or a frame whose body failed validation. */
+type Task =
+  | { readonly kind: 'frame'; readonly frame: ClientFrame }
+  | { readonly kind: 'bad_body'; readonly messageId: string; readonly message: string };
+
 export class Session implements Claimant {
   sessionId: string | null = null;
   subscriptionId = '';
   readonly applicationId: string;
+  /** The digest of the token the connection authenticated with (a rotation may retire it). */
+  readonly tokenDigest: string | undefined;
+  /** A valid frame arrived since the node's last heartbeat (the session's `last_seen_at`). */
+  active = false;
   private capacity = 0;
   private enabled = true;
   /** The last claim found max_pending reached with results still waiting. */
   private backlogFull = false;
-  /** Deliveries this connection holds: id → lease deadline. */
+  /**
+   * Deliveries this connection believes it holds: id → lease deadline (database clock). The
+   * database decides capacity; this only spares claims that could not lease anything.
+   */
   private readonly held = new Map<string, number>();
-  private reading = 0;
   private writing = 0;
   private closing = false;
+  private released = false;
+  private readonly reads: ReadQueue<Task>;
   private helloTimer: NodeJS.Timeout | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly ws: WebSocket,
+    private readonly ws: import('ws').WebSocket,
     private readonly principal: Principal,
     private readonly deps: SessionDeps,
   ) {
     this.applicationId = principal.applicationId;
+    this.tokenDigest = principal.tokenDigest;
+    this.reads = new ReadQueue<Task>(
+      READ_QUEUE,
+      (task) => this.run(task),
+      // Each frame in processing may answer with one frame: keep room for it in the write queue.
+      () => this.writing + this.reads.running < WRITE_QUEUE,
+      (waiting) => {
+        if (waiting) this.ws.pause();
+        else if (!this.closing) this.ws.resume();
+      },
+    );
     this.helloTimer = setTimeout(() => this.close(CLOSE.policy, 'no events.hello in time'), deps.settings.helloTimeoutMs);
     this.touch();
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
@@ -66,21 +101,33 @@ export class Session implements Claimant {
   // --- Claimant -------------------------------------------------------------------------------
 
   wants(): boolean {
-    if (this.sessionId === null || this.closing || !this.enabled || this.writing >= WRITE_QUEUE) return false;
-    return this.free() > 0;
+    if (this.sessionId === null || this.closing || !this.enabled) return false;
+    return this.room() > 0;
+  }
+
+  /** How many deliveries this connection could take now: write-queue room within its free capacity. */
+  private room(): number {
+    const writable = WRITE_QUEUE - this.writing - this.reads.running;
+    return Math.max(0, Math.min(writable, this.free()));
   }
 
   async claim(group: readonly Claimant[]): Promise<boolean> {
-    const sessions = [this, ...(group as Session[])].filter((s) => !s.closing && s.sessionId !== null);
-    const free = sessions.map((s) => s.free());
-    const max = free.reduce((a, b) => a + b, 0);
-    if (max <= 0 || !sessions.includes(this)) return false;
+    let sessions = [this, ...(group as Session[])].filter((s) => !s.closing && s.sessionId !== null);
+    if (!sessions.includes(this)) return false;
     let outcome: ClaimOutcome;
     try {
+      // Each session by its own token: one of them may have connected with a token since rotated out.
+      const verdicts = await Promise.all(sessions.map((s) => this.deps.access.verdict(s.subscriptionId, s.tokenDigest)));
+      sessions = sessions.filter((s, i) => {
+        const verdict = verdicts[i]!;
+        if (!verdict.ok) s.fail(verdict.code, verdict.message);
+        return verdict.ok;
+      });
+      const requests = sessions.map((s) => ({ session: s, room: s.room() })).filter((r) => r.room > 0);
+      if (requests.length === 0) return false;
       outcome = await this.deps.store.claim({
         subscriptionId: this.subscriptionId,
-        session: this.sessionId!,
-        max,
+        sessions: requests.map((r) => ({ id: r.session.sessionId!, room: r.room })),
         leaseMs: this.deps.settings.leaseDurationMs,
         policy: { backoffMs: this.deps.settings.redeliveryBackoffMs, backoffMaxMs: this.deps.settings.redeliveryBackoffMaxMs },
       });
@@ -95,13 +142,10 @@ export class Session implements Claimant {
       for (const s of sessions) s.settle(outcome);
       return false;
     }
-    // Each session takes as many as it has room for, in turn.
-    let next = 0;
-    sessions.forEach((s, i) => {
-      s.backlogFull = outcome.full;
-      for (const item of outcome.items.slice(next, next + free[i]!)) s.deliver(item);
-      next += free[i]!;
-    });
+    const bySession = new Map(sessions.map((s) => [s.sessionId!, s]));
+    for (const s of sessions) s.backlogFull = outcome.full;
+    for (const item of outcome.items) bySession.get(item.session)?.deliver(item);
+    for (const id of outcome.lost) bySession.get(id)?.fail('UNAVAILABLE', 'this node lost track of the session; reconnect');
     return outcome.more;
   }
 
@@ -127,9 +171,9 @@ export class Session implements Claimant {
     }
   }
 
-  /** Free capacity, forgetting deliveries whose lease has run out (the server will offer them again). */
+  /** Free capacity as far as this node knows, forgetting leases that have run out. */
   private free(): number {
-    const now = Date.now();
+    const now = this.deps.store.clock.now();
     for (const [id, until] of this.held) if (until <= now) this.held.delete(id);
     return this.capacity - this.held.size;
   }
@@ -152,21 +196,21 @@ export class Session implements Claimant {
     const intake = readClientFrame(text, this.sessionId);
     if (intake.kind === 'close') return this.close(CLOSE.policy, intake.reason);
     this.touch();
+    this.reads.push(intake.kind === 'frame' ? { kind: 'frame', frame: intake.frame } : intake);
+  }
+
+  private async run(task: Task): Promise<void> {
+    if (this.closing) return;
     // A bad body keeps a bound connection open; a bad hello ends it (fail closes without a session).
-    if (intake.kind === 'bad_body') return this.fail('INVALID_ARGUMENT', intake.message, intake.messageId);
-    this.reading++;
-    if (this.reading >= READ_QUEUE) this.ws.pause();
-    this.handle(intake.frame)
-      .catch((error: unknown) => {
-        const orbitError =
-          error instanceof OrbitError ? error : new OrbitError('UNAVAILABLE', 'temporary failure; reconnect and retry', { cause: error });
-        if (!(error instanceof OrbitError)) this.deps.log('error', 'frame failed', { session_id: this.sessionId, error: String(error) });
-        this.fail(orbitError.code, orbitError.message, intake.frame.message_id);
-      })
-      .finally(() => {
-        this.reading--;
-        if (this.reading < READ_QUEUE && !this.closing) this.ws.resume();
-      });
+    if (task.kind === 'bad_body') return this.fail('INVALID_ARGUMENT', task.message, task.messageId);
+    try {
+      await this.handle(task.frame);
+    } catch (error) {
+      const orbitError =
+        error instanceof OrbitError ? error : new OrbitError('UNAVAILABLE', 'temporary failure; reconnect and retry', { cause: error });
+      if (!(error instanceof OrbitError)) this.deps.log('error', 'frame failed', { session_id: this.sessionId, error: String(error) });
+      this.fail(orbitError.code, orbitError.message, task.frame.message_id);
+    }
   }
 
   private async handle(frame: ClientFrame): Promise<void> {
@@ -183,20 +227,27 @@ export class Session implements Claimant {
   private async hello(frame: Extract<ClientFrame, { type: 'events.hello' }>): Promise<void> {
     clearTimeout(this.helloTimer);
     if (this.sessionId !== null) return; // readClientFrame refuses a second hello; defensive only
-    const subscription = await this.deps.store.bindSession(this.principal, frame.body.subscription_id, frame.body.capacity);
-    if (this.closing) return;
-    this.sessionId = newId();
+    const sessionId = newId();
+    const subscription = await this.deps.store.bindSession(this.principal, {
+      id: sessionId,
+      nodeId: await this.deps.node,
+      subscriptionId: frame.body.subscription_id,
+      capacity: frame.body.capacity,
+    });
+    this.sessionId = sessionId;
+    if (this.closing) return this.release();
     this.subscriptionId = subscription.id;
     this.capacity = frame.body.capacity;
     this.enabled = subscription.enabled;
     this.send(
       welcomeFrame({
         replyTo: frame.message_id,
-        sessionId: this.sessionId,
+        sessionId,
         subscriptionId: subscription.id,
         capacity: this.capacity,
         leaseDurationMs: this.deps.settings.leaseDurationMs,
         heartbeatIntervalMs: this.deps.settings.heartbeatIntervalMs,
+        serverTime: this.deps.store.clock.now(),
         enabled: subscription.enabled,
       }),
     );
@@ -204,6 +255,8 @@ export class Session implements Claimant {
   }
 
   private async ack(frame: Extract<ClientFrame, { type: 'event.ack' }>): Promise<void> {
+    const verdict = await this.deps.access.verdict(this.subscriptionId, this.tokenDigest);
+    if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
     const outcome = await this.deps.acks.submit({
       subscriptionId: this.subscriptionId,
       deliveryId: frame.body.delivery_id,
@@ -240,18 +293,17 @@ export class Session implements Claimant {
     );
   }
 
-  /** A ping re-checks the credential and the subscription before answering (seed §7). */
+  /** A ping re-checks the credential and the subscription from the database before answering (seed §7). */
   private async ping(frame: Extract<ClientFrame, { type: 'events.ping' }>): Promise<void> {
-    const principal = await this.deps.store.principalById(this.principal.credentialId);
-    if (!principal) throw new OrbitError('UNAUTHENTICATED', 'the credential was revoked');
-    if (!principal.permissions.has('events:consume'))
-      throw new OrbitError('PERMISSION_DENIED', 'the credential lost the events:consume permission');
-    const subscription = await this.deps.store.ownedSubscription(principal, this.subscriptionId);
-    if (subscription.retiredAt !== null) throw new OrbitError('NOT_FOUND', 'the subscription was retired');
-    const resumed = subscription.enabled && !this.enabled;
-    this.enabled = subscription.enabled;
+    const state = (await this.deps.store.accessOf([this.subscriptionId])).get(this.subscriptionId)!;
+    const token = this.tokenDigest === undefined ? undefined : { digest: this.tokenDigest, now: Date.now() };
+    const verdict = decideConsumeAccess(state, token);
+    if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
+    const enabled = state.subscription!.enabled;
+    const resumed = enabled && !this.enabled;
+    this.enabled = enabled;
     if (resumed) this.deps.pool.markDirty(this.subscriptionId);
-    this.send(pingReplyFrame({ replyTo: frame.message_id, sessionId: this.sessionId!, enabled: subscription.enabled }));
+    this.send(pingReplyFrame({ replyTo: frame.message_id, sessionId: this.sessionId!, serverTime: this.deps.store.clock.now(), enabled }));
   }
 
   // --- frames out and lifecycle ---------------------------------------------------------------
@@ -267,18 +319,21 @@ export class Session implements Claimant {
     this.ws.send(text, (error) => {
       clearTimeout(timer);
       this.writing--;
-      if (error) this.onClosed();
-      else if (this.writing < WRITE_QUEUE && this.sessionId !== null) this.deps.pool.wake();
+      if (error) return this.onClosed();
+      this.reads.pump();
+      if (this.sessionId !== null && this.room() > 0) this.deps.pool.wake();
     });
   }
 
-  /** Sends an error frame; closes when the code's reaction (seed §7) is to close. */
+  /** Sends an error frame; closes when the code's reaction (spec/README.md "Close codes") is to close. */
   fail(code: ErrorCode, message: string, replyTo?: string): void {
     this.send(errorFrame({ code, message, replyTo, sessionId: this.sessionId ?? undefined }));
-    if (ERROR_TABLE[code].socket === 'close' || this.sessionId === null) this.close(CLOSE.policy, code);
+    const rule = ERROR_TABLE[code];
+    if (rule.socket === 'close' || this.sessionId === null) this.close(rule.closeCode ?? CLOSE.policy, code);
   }
 
   private touch(): void {
+    this.active = true;
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => this.close(CLOSE.policy, 'no valid frame within the idle timeout'), this.deps.settings.idleTimeoutMs);
   }
@@ -286,8 +341,9 @@ export class Session implements Claimant {
   close(code: number, reason: string): void {
     if (this.closing) return;
     this.closing = true;
-    this.stopTimers();
-    this.deps.pool.remove(this);
+    this.stopWork();
+    // Read again whatever is queued, so the peer's answer to our close frame is seen at once.
+    this.ws.resume();
     this.ws.close(code, reason.slice(0, 120));
     // A peer that never answers the close handshake is cut off after the write timeout.
     setTimeout(() => this.ws.terminate(), this.deps.settings.writeTimeoutMs).unref();
@@ -295,12 +351,26 @@ export class Session implements Claimant {
 
   private onClosed(): void {
     this.closing = true;
-    this.stopTimers();
-    this.deps.pool.remove(this);
+    this.stopWork();
   }
 
-  private stopTimers(): void {
+  private stopWork(): void {
     clearTimeout(this.helloTimer);
     clearTimeout(this.idleTimer);
+    this.reads.stop();
+    this.deps.pool.remove(this);
+    this.release();
+  }
+
+  /** Removes the session's row once; its leases stay and run out (seed §5). */
+  private release(): void {
+    if (this.released || this.sessionId === null) return;
+    this.released = true;
+    this.deps.store.closeSession(this.sessionId).catch((error: unknown) => {
+      this.deps.log('warn', 'could not remove a closed session; the node heartbeat will', {
+        session_id: this.sessionId,
+        error: String(error),
+      });
+    });
   }
 }

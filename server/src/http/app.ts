@@ -12,10 +12,13 @@ import type { Log } from '../ops/log.ts';
 import type { Readiness } from '../store/health.ts';
 import type { Principal, Store } from '../store/store.ts';
 import { authenticate, requirePermission } from './auth.ts';
+import { connectRoutes } from './connect.ts';
 import { dataResponse, errorResponse, toOrbitError } from './envelope.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { resultRoutes } from './results.ts';
 import { consoleRoutes } from '../console/routes.ts';
+import { openApiRoute } from './openapi.ts';
+import { noQuery } from './request.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 
 export interface HttpSettings {
@@ -34,6 +37,11 @@ export interface MetricsEndpoint {
 }
 
 export interface HttpOptions {
+  /**
+   * The path prefix every route is served under (`/orbit`), or `''` (the default) for the root.
+   * Orbit's not-found envelope covers only this prefix, so a host app keeps its own 404s.
+   */
+  readonly basePath?: string;
   /** Unforeseen failures (answered with UNAVAILABLE); the details go to the log only. */
   readonly onError?: (error: unknown, requestId: string) => void;
   /** One line per request: request_id, method, route, status, duration. */
@@ -49,17 +57,29 @@ export interface HttpOptions {
 /** `/readyz` answers 503 when the database does not answer within this time. */
 const READINESS_TIMEOUT_MS = 2_000;
 
-/** The route template of the handler that answered (`/v1/subscriptions/:target`), or `unmatched`. */
-function routeLabel(c: Context): string {
-  const routes = matchedRoutes(c).filter((r) => r.path !== '*' && r.path !== '/*');
-  return routes.length > 0 ? routes[routes.length - 1]!.path : 'unmatched';
+/**
+ * The route template of the handler that answered, without the base path (`/v1/subscriptions/:target`),
+ * or `unmatched`; the middleware and the not-found route (both `<base>/*`) are not handlers.
+ */
+function routeLabel(c: Context, basePath: string): string {
+  const catchAll = `${basePath}/*`;
+  const routes = matchedRoutes(c).filter((r) => r.path !== '*' && r.path !== '/*' && r.path !== catchAll);
+  return routes.length > 0 ? routes[routes.length - 1]!.path.slice(basePath.length) : 'unmatched';
+}
+
+/** `''` or `/a/b`: a leading slash, no trailing one, no query or fragment. */
+export function normalizeBasePath(basePath: string | undefined): string {
+  const path = (basePath ?? '').replace(/\/+$/, '');
+  if (path !== '' && !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)+$/.test(path))
+    throw new Error(`basePath must be empty or a path such as /orbit, got ${JSON.stringify(basePath)}`);
+  return path;
 }
 
 /**
  * The cross-cutting rules every response passes through: a request id, the server-side timeout,
  * and (when configured) the request log line and the request metrics.
  */
-function envelopeMiddleware(settings: HttpSettings, options: HttpOptions): MiddlewareHandler<AppEnv> {
+function envelopeMiddleware(settings: HttpSettings, options: HttpOptions, basePath: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const requestId = newId();
     const started = performance.now();
@@ -81,7 +101,7 @@ function envelopeMiddleware(settings: HttpSettings, options: HttpOptions): Middl
       clearTimeout(timer);
     }
     const seconds = (performance.now() - started) / 1000;
-    const route = routeLabel(c);
+    const route = routeLabel(c, basePath);
     const status = c.res.status;
     options.observe?.(c.req.method, route, status, seconds);
     if (options.log) {
@@ -97,15 +117,11 @@ function envelopeMiddleware(settings: HttpSettings, options: HttpOptions): Middl
   };
 }
 
-function noQuery(c: Context): void {
-  if (new URL(c.req.url).search !== '') throw new OrbitError('INVALID_ARGUMENT', 'this operation takes no query parameters');
-}
-
 /** `GET /metrics`: the Prometheus text, not an envelope; refusals are envelopes like everywhere. */
 function mountMetrics(app: Hono<AppEnv>, endpoint: MetricsEndpoint): void {
   const expected = endpoint.token === null ? null : sha256Hex(endpoint.token);
   app.get('/metrics', async (c) => {
-    noQuery(c);
+    noQuery(c.req.url);
     if (expected !== null) {
       const match = /^Bearer ([\x21-\x7E]+)$/.exec(c.req.header('authorization') ?? '');
       if (!match || !digestsEqual(sha256Hex(match[1]!), expected))
@@ -119,13 +135,21 @@ function mountMetrics(app: Hono<AppEnv>, endpoint: MetricsEndpoint): void {
   });
 }
 
-function commonHandlers(app: Hono<AppEnv>, options: HttpOptions): void {
+function errorHandler(app: Hono<AppEnv>, options: HttpOptions): void {
   app.onError((error, c) => {
     const orbitError = toOrbitError(error);
     if (!(error instanceof OrbitError)) options.onError?.(error, c.get('requestId'));
     return errorResponse(c.get('requestId'), orbitError);
   });
-  app.notFound((c) =>
+}
+
+/**
+ * Unknown routes and methods under the base path get the NOT_FOUND envelope. A route (added last)
+ * rather than `app.notFound`, so that it travels with the routes when a host app mounts Orbit with
+ * `host.route('/', orbit.app)` and covers only Orbit's prefix; the host's own 404s stay the host's.
+ */
+function notFoundRoute(app: Hono<AppEnv>): void {
+  app.all('/*', (c) =>
     errorResponse(c.get('requestId'), new OrbitError('NOT_FOUND', `no route for ${c.req.method} ${new URL(c.req.url).pathname}`)),
   );
 }
@@ -133,9 +157,10 @@ function commonHandlers(app: Hono<AppEnv>, options: HttpOptions): void {
 /** The app of a separate metrics listener (`metrics_listen`): `/metrics` and nothing else. */
 export function createMetricsApp(settings: HttpSettings, endpoint: MetricsEndpoint, options: HttpOptions = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use('*', envelopeMiddleware(settings, options));
-  commonHandlers(app, options);
+  app.use('*', envelopeMiddleware(settings, options, ''));
+  errorHandler(app, options);
   mountMetrics(app, endpoint);
+  notFoundRoute(app);
   return app;
 }
 
@@ -147,7 +172,8 @@ export interface RouteContext {
 }
 
 export function createHttpApp(store: Store, settings: HttpSettings, options: HttpOptions = {}): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const basePath = normalizeBasePath(options.basePath);
+  const app = basePath === '' ? new Hono<AppEnv>() : new Hono<AppEnv>().basePath(basePath);
   const routes: RouteContext = {
     store,
     async principal(request, permission) {
@@ -157,16 +183,16 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
     },
   };
 
-  app.use('*', envelopeMiddleware(settings, options));
-  commonHandlers(app, options);
+  app.use('/*', envelopeMiddleware(settings, options, basePath));
+  errorHandler(app, options);
 
   app.get('/healthz', (c) => {
-    noQuery(c);
+    noQuery(c.req.url);
     return dataResponse(c.get('requestId'), 200, { status: 'ok' });
   });
 
   app.get('/readyz', async (c) => {
-    noQuery(c);
+    noQuery(c.req.url);
     if (options.readiness) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<Readiness>(
@@ -203,6 +229,9 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
   subscriptionRoutes(app, routes);
   deliveryRoutes(app, routes);
   resultRoutes(app, routes);
-  consoleRoutes(app);
+  connectRoutes(app);
+  openApiRoute(app, basePath);
+  consoleRoutes(app, basePath);
+  notFoundRoute(app);
   return app;
 }

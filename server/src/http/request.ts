@@ -46,6 +46,11 @@ export function parseQuery(rawUrl: string, allowed: readonly string[]): Record<s
   return params;
 }
 
+/** Refuses any query string: every operation except the lists takes none. */
+export function noQuery(rawUrl: string): void {
+  if (new URL(rawUrl).search !== '') throw invalid('this operation takes no query parameters');
+}
+
 /** A `limit` parameter: a canonical decimal integer in 1–100, default 20. */
 export function parseLimit(value: string | undefined): number {
   if (value === undefined) return 20;

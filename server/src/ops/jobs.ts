@@ -1,8 +1,9 @@
 /**
  * @module
- * Background work of a node: the lease sweep and periodic retention. Each job runs one bounded
- * batch at a time; a full batch runs the next one at once, otherwise the job waits its interval.
- * Runs never overlap, and `stop` waits for the running batch (graceful shutdown).
+ * Background work of a node: the lease sweep, periodic retention of results and the expiry of
+ * idempotency receipts. Each job runs one bounded batch at a time; a full batch runs the next one
+ * at once, otherwise the job waits its interval. Runs never overlap, and `stop` waits for the
+ * running batch (graceful shutdown).
  */
 import type { Settings } from '../config.ts';
 import type { Store } from '../store/store.ts';
@@ -115,6 +116,24 @@ export function retentionJob(deps: JobDeps): PeriodicJob | null {
       if (plan.beforeSequence !== null || report.deleted > 0)
         deps.log('info', 'retention applied', { boundary: report.boundary, deleted: report.deleted });
       return plan.more || unfinished;
+    },
+    deps.log,
+  );
+}
+
+/**
+ * Idempotency receipts older than `idempotency_retention_ms` are deleted, in batches of
+ * `retention_batch_size`, every `retention_interval_ms`: always on, like Stripe's 24 h window.
+ */
+export function receiptRetentionJob(deps: JobDeps): PeriodicJob {
+  const { settings } = deps;
+  return new PeriodicJob(
+    'receipt retention',
+    settings.retentionIntervalMs,
+    async () => {
+      const report = await deps.store.expireReceipts(settings.idempotencyRetentionMs, settings.retentionBatchSize);
+      if (report.deleted > 0) deps.log('debug', 'expired idempotency receipts deleted', { deleted: report.deleted });
+      return report.full;
     },
     deps.log,
   );

@@ -20,7 +20,9 @@ import { planMaterialization } from '../domain/materialize.ts';
 import type { Principal } from './principal.ts';
 import { DELIVERY_COLUMNS, eventJson, toDelivery, toSubscription, SUBSCRIPTION_SELECT, type SubscriptionRecord } from './records.ts';
 import { matchingResults } from './results.ts';
-import { big, numOrNull, PHRASES, type Database, type Dialect, type Row, type Sql } from './sql.ts';
+import type { DatabaseClock } from './clock.ts';
+import { openSession } from './sessions.ts';
+import { big, num, numOrNull, PHRASES, type Database, type Dialect, type Row, type Sql } from './sql.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
 /** Rows one claim examines at most, whatever the capacity: keeps each transaction short. */
@@ -28,6 +30,8 @@ const RECOVERY_BATCH = 64;
 const MATERIALIZE_BATCH = 256;
 
 export interface Claimed {
+  /** The session the delivery is leased to. */
+  readonly session: string;
   readonly delivery: Delivery;
   readonly event: Record<string, unknown>;
   /** The plain lease secret: sent once in `event.deliver`, stored only as a digest. */
@@ -42,31 +46,41 @@ export type ClaimOutcome =
       readonly more: boolean;
       /** Whether matching results wait for room below max_pending. */
       readonly full: boolean;
+      /** Requesting sessions without a row in `sessions` (their node was taken for dead). */
+      readonly lost: readonly string[];
     }
   | { readonly kind: 'paused' }
   | { readonly kind: 'retired' }
   | { readonly kind: 'history_expired'; readonly boundary: bigint };
 
-/** Checks the hello's subscription and capacity inside a transaction (seed §5). */
+/**
+ * Checks the hello's subscription and capacity and records the session, in one transaction
+ * (seed §5: capacity is checked inside a database transaction).
+ */
 export async function bindSession(
   db: Database,
   principal: Principal,
-  subscriptionId: string,
-  capacity: number,
+  session: { readonly id: string; readonly nodeId: string; readonly subscriptionId: string; readonly capacity: number },
 ): Promise<SubscriptionRecord> {
   return db.transaction(async (tx) => {
-    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 32)
+    const { capacity } = session;
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 32) {
       throw new OrbitError('INVALID_ARGUMENT', 'capacity must be an integer from 1 to 32');
-    const subscription = await ownedSubscription(tx, principal, subscriptionId);
+    }
+    const subscription = await ownedSubscription(tx, principal, session.subscriptionId);
     if (subscription.retiredAt !== null) throw new OrbitError('NOT_FOUND', 'the subscription is retired and can no longer be consumed');
+    await openSession(tx, { ...session, credentialId: principal.credentialId });
     return subscription;
   });
 }
 
 export interface ClaimRequest {
   readonly subscriptionId: string;
-  readonly session: string;
-  readonly max: number;
+  /**
+   * The sessions of this node the claim serves, in turn, each with how many frames it can write
+   * now: a claim leases no more than that, so no lease waits in memory behind a full write queue.
+   */
+  readonly sessions: readonly { readonly id: string; readonly room: number }[];
   readonly leaseMs: number;
   readonly policy: RedeliveryPolicy;
 }
@@ -83,47 +97,82 @@ const CANDIDATE_INDEX: Readonly<Record<Dialect, string>> = {
 };
 
 /**
- * What a claim reads besides the subscription, in the same statement to save round trips: the log
- * position and the earliest lease end. Subqueries of a locking read are plain reads (InnoDB locks
- * only the subscription row), so appenders and ACKs do not wait for claims.
+ * What a claim reads once it holds the subscription's lock, in one statement: the log position,
+ * the database's time, the earliest lease end, and each requesting session's capacity and the
+ * leases it holds now. Read after the lock, not in the locking statement: a locking read that
+ * waited may evaluate its subqueries on a snapshot from before the wait, and a retention boundary
+ * older than a prune that committed meanwhile would let the claim go on below it. These reads take
+ * no locks, so appenders and ACKs never wait for claims.
  */
-export const CLAIM_CONTEXT = [
-  '(SELECT head_sequence FROM result_head WHERE id = 1) AS head_sequence',
-  '(SELECT retention_boundary FROM result_head WHERE id = 1) AS retention_boundary',
-  "(SELECT MIN(lease_until) FROM deliveries l WHERE l.subscription_id = subscriptions.id AND l.state = 'LEASED') AS next_expiry",
-].join(', ');
+export function claimContext(dialect: Dialect, sessions: number): string {
+  const now = PHRASES[dialect].nowMs;
+  const ids = Array.from({ length: Math.max(sessions, 1) }, () => '?').join(', ');
+  return `SELECT h.head_sequence, h.retention_boundary, ${now} AS now,
+      (SELECT MIN(l.lease_until) FROM deliveries l WHERE l.subscription_id = ? AND l.state = 'LEASED') AS next_expiry,
+      s.id AS session_id, s.capacity,
+      (SELECT COUNT(*) FROM deliveries d
+        WHERE d.subscription_id = ? AND d.state = 'LEASED' AND d.lease_session = s.id AND d.lease_until > ${now}) AS held
+    FROM result_head h LEFT JOIN sessions s ON s.subscription_id = ? AND s.id IN (${ids})
+    WHERE h.id = 1`;
+}
 
-export async function claim(db: Database, request: ClaimRequest): Promise<ClaimOutcome> {
-  const outcome = await db.transaction(async (tx) => {
-    const now = Date.now();
-    const [row] = await tx.all(
-      `SELECT ${SUBSCRIPTION_SELECT}, ${CLAIM_CONTEXT} FROM subscriptions WHERE id = ?${PHRASES[tx.dialect].forUpdate}`,
-      [request.subscriptionId],
-    );
+/** How many each requesting session may take: its room now, within its capacity less what it holds. */
+function slotsOf(request: ClaimRequest, context: readonly Row[]): { slots: { id: string; free: number }[]; lost: string[] } {
+  const stored = new Map(context.filter((r) => r.session_id !== null && r.session_id !== undefined).map((r) => [String(r.session_id), r]));
+  const lost = request.sessions.filter((s) => !stored.has(s.id)).map((s) => s.id);
+  const slots = request.sessions.map(({ id, room }) => {
+    const row = stored.get(id);
+    return { id, free: row ? Math.max(0, Math.min(room, num(row.capacity) - num(row.held))) : 0 };
+  });
+  return { slots, lost };
+}
+
+export async function claim(db: Database, clock: DatabaseClock, request: ClaimRequest): Promise<ClaimOutcome> {
+  const sentAt = Date.now();
+  return db.transaction(async (tx) => {
+    const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [
+      request.subscriptionId,
+    ]);
     if (!row) return { kind: 'retired' as const };
     const subscription = toSubscription(row);
     if (subscription.retiredAt !== null) return { kind: 'retired' as const };
     if (!subscription.enabled) return { kind: 'paused' as const };
-    const nextExpiry = numOrNull(row.next_expiry);
+    const ids = request.sessions.map((s) => s.id);
+    const context = await tx.all(claimContext(tx.dialect, ids.length), [
+      subscription.id,
+      subscription.id,
+      subscription.id,
+      ...(ids.length > 0 ? ids : ['']),
+    ]);
+    const first = context[0]!;
+    const now = num(first.now);
+    clock.observe(now, sentAt);
+    const nextExpiry = numOrNull(first.next_expiry);
     if (nextExpiry !== null && nextExpiry <= now) await recoverExpired(tx, subscription.id, now, request.policy);
-    const position = { head: big(row.head_sequence), boundary: big(row.retention_boundary) };
+    const position = { head: big(first.head_sequence), boundary: big(first.retention_boundary) };
     if (subscription.cursorSequence < position.boundary) return { kind: 'history_expired' as const, boundary: position.boundary };
+    const { slots, lost } = slotsOf(request, context);
+    const max = slots.reduce((sum, s) => sum + s.free, 0);
     const cursor = await materialize(tx, subscription, position.head, now);
+    // Materialization stopped short of the head: max_pending is reached, and only an ACK that
+    // frees room can let more in.
+    const full = cursor < position.head;
+    if (max === 0) return { kind: 'claimed' as const, items: [], more: false, full, lost };
     // Locked: a late ACK may be settling one of these PENDING rows right now.
     const candidates = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries${CANDIDATE_INDEX[tx.dialect]} WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${request.max + 1}${PHRASES[tx.dialect].forUpdate}`,
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries${CANDIDATE_INDEX[tx.dialect]} WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${max + 1}${PHRASES[tx.dialect].forUpdate}`,
       [subscription.id, now],
     );
+    // Each session takes as many as it has room for, in turn.
+    const owners = slots.flatMap((slot) => Array.from({ length: slot.free }, () => slot.id));
     const leased = candidates
-      .slice(0, request.max)
+      .slice(0, max)
       .map(toDelivery)
       .filter((candidate) => isClaimable(candidate, now))
-      .map((candidate) => {
+      .map((candidate, i) => {
         const secret = newLeaseSecret();
-        return {
-          delivery: lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session: request.session }),
-          secret,
-        };
+        const session = owners[i]!;
+        return { session, secret, delivery: lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session }) };
       });
     await writeLeases(
       tx,
@@ -134,13 +183,9 @@ export async function claim(db: Database, request: ClaimRequest): Promise<ClaimO
       leased.map((l) => l.delivery.sequence),
     );
     const items = leased.map((l) => ({ ...l, event: events.get(l.delivery.sequence)! }));
-    // Materialization stopped short of the head: max_pending is reached, and only an ACK that
-    // frees room can let more in.
-    const full = cursor < position.head;
     // More is ready at once only when capacity, not supply, ended this claim.
-    return { kind: 'claimed' as const, items, more: candidates.length > request.max, full };
+    return { kind: 'claimed' as const, items, more: candidates.length > max, full, lost };
   });
-  return outcome;
 }
 
 /** `CASE id WHEN ? THEN ? … END` with its parameters: one column's per-row values in one UPDATE. */
@@ -159,11 +204,12 @@ async function writeLeases(tx: Sql, deliveries: readonly Delivery[]): Promise<vo
   const digest = byId(deliveries, (d) => d.leaseDigest);
   const attempts = byId(deliveries, (d) => d.attempts);
   const revision = byId(deliveries, (d) => d.revision.toString());
+  const session = byId(deliveries, (d) => d.leaseSession);
   const first = deliveries[0]!;
   const { changes } = await tx.run(
-    `UPDATE deliveries SET state = 'LEASED', lease_until = ?, lease_session = ?, lease_epoch = ${epoch.sql}, lease_digest = ${digest.sql}, attempts = ${attempts.sql}, revision = ${revision.sql}
+    `UPDATE deliveries SET state = 'LEASED', lease_until = ?, lease_session = ${session.sql}, lease_epoch = ${epoch.sql}, lease_digest = ${digest.sql}, attempts = ${attempts.sql}, revision = ${revision.sql}
       WHERE id IN (${ids.map(() => '?').join(', ')}) AND state = 'PENDING'`,
-    [first.leaseUntil, first.leaseSession, ...epoch.params, ...digest.params, ...attempts.params, ...revision.params, ...ids],
+    [first.leaseUntil, ...session.params, ...epoch.params, ...digest.params, ...attempts.params, ...revision.params, ...ids],
   );
   // The rows were read and locked in this transaction, so every one of them must change.
   if (changes !== deliveries.length) throw new Error(`leased ${changes} of ${deliveries.length} deliveries; the claim is rolled back`);
@@ -299,12 +345,13 @@ export type AckOutcome =
 export async function acknowledgeAll(db: Database, requests: readonly AckRequest[]): Promise<AckOutcome[]> {
   if (requests.length === 0) return [];
   return db.transaction(async (tx) => {
-    const now = Date.now();
     const ids = [...new Set(requests.map((r) => r.deliveryId))].sort();
     const rows = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${PHRASES[tx.dialect].forUpdate}`,
+      `SELECT ${DELIVERY_COLUMNS}, ${PHRASES[tx.dialect].nowMs} AS now FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${PHRASES[tx.dialect].forUpdate}`,
       ids,
     );
+    // The database's time, the same on every row; without a row nothing is acknowledged.
+    const now = rows.length > 0 ? num(rows[0]!.now) : 0;
     const current = new Map(rows.map((row) => [String(row.id), toDelivery(row)]));
     const outcomes: AckOutcome[] = [];
     const acknowledged: Delivery[] = [];

@@ -12,7 +12,7 @@ import { idempotent, type Receipt } from './idempotency.ts';
 import type { Principal } from './principal.ts';
 import { DELIVERY_COLUMNS, deliveryJson, eventJson, toDelivery } from './records.ts';
 import { resultBySequence } from './results.ts';
-import { PHRASES, type Database, type Sql } from './sql.ts';
+import { num, PHRASES, type Database, type Sql } from './sql.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
@@ -70,13 +70,15 @@ export async function retryExpiredDelivery(
   key: string,
   digest: string,
   input: RetryInput,
-  now: number,
 ): Promise<Receipt> {
   const scope = { credentialId: principal.credentialId, scope: `retry:${ids.subscriptionId}:${ids.deliveryId}`, key, digest };
   return idempotent(db, scope, async (tx) => {
     const subscription = await ownedSubscription(tx, principal, ids.subscriptionId, true);
     if (subscription.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is retired');
     const current = await loadDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
+    // available_at is compared with the database's clock by claims: set it with that clock.
+    const [clock] = await tx.all(`SELECT ${PHRASES[tx.dialect].nowMs} AS now`);
+    const now = num(clock!.now);
     if (current.revision !== BigInt(input.expected_revision)) {
       throw new OrbitError('STATE_CONFLICT', `delivery revision is ${current.revision}, not ${input.expected_revision}`);
     }

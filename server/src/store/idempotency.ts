@@ -5,11 +5,20 @@
  * gets that receipt with `deduplicated: true` and HTTP 200; other content under the same key is
  * IDEMPOTENCY_CONFLICT. The key is reserved before the operation runs, so concurrent first requests
  * queue on it: the later ones roll back and replay the first one's receipt.
+ *
+ * Receipts are kept for a retention window (`idempotency_retention_ms`); after it the key is
+ * unknown and a request with it is new. A publish receipt records the sequence of its result, and
+ * pruning that result scrubs the receipt in the same transaction: the key and the request digest
+ * stay, the embedded event goes, and a replay answers EVENT_HISTORY_EXPIRED instead of appending
+ * a second time (spec/README.md, Idempotency).
  */
 import { OrbitError } from '@orbit/spec/errors';
 import { stringify, trustedRawJson } from '@orbit/spec/codec';
 import type { Database, Row, Sql } from './sql.ts';
-import { isUniqueViolation } from './sql.ts';
+import { isUniqueViolation, num } from './sql.ts';
+
+/** The `status` of a receipt whose result retention removed; its `response` is empty. */
+const SCRUBBED = 410;
 
 export interface Receipt {
   readonly status: number;
@@ -30,6 +39,8 @@ export interface IdempotencyScope {
 export interface Outcome {
   readonly status: number;
   readonly data: Record<string, unknown>;
+  /** The result the operation appended (a publish): pruning it scrubs the receipt. */
+  readonly sequence?: bigint;
 }
 
 /**
@@ -40,6 +51,13 @@ export function replayOf(record: Row, digest: string): Receipt {
   if (String(record.request_digest) !== digest) {
     throw new OrbitError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with different content');
   }
+  if (num(record.status) === SCRUBBED) {
+    throw new OrbitError(
+      'EVENT_HISTORY_EXPIRED',
+      `the result published with this Idempotency-Key was appended once (sequence ${String(record.sequence)}) ` +
+        'and retention has since removed it; it is not appended again',
+    );
+  }
   const text = String(record.response);
   // The stored text is the original `data` object; close it with the replay flag.
   return { status: 200, data: trustedRawJson(`${text.slice(0, -1)},"deduplicated":true}`) };
@@ -47,7 +65,7 @@ export function replayOf(record: Row, digest: string): Receipt {
 
 async function replay(tx: Sql, scope: IdempotencyScope): Promise<Receipt | null> {
   const [row] = await tx.all(
-    'SELECT request_digest, response FROM idempotency_records WHERE credential_id = ? AND scope = ? AND idem_key = ?',
+    'SELECT request_digest, status, response, sequence FROM idempotency_records WHERE credential_id = ? AND scope = ? AND idem_key = ?',
     [scope.credentialId, scope.scope, scope.key],
   );
   return row ? replayOf(row, scope.digest) : null;
@@ -68,11 +86,10 @@ export async function idempotent(db: Database, scope: IdempotencyScope, operatio
           [...key, scope.digest, '', Date.now()],
         );
         const outcome = await operation(tx);
-        await tx.run('UPDATE idempotency_records SET status = ?, response = ? WHERE credential_id = ? AND scope = ? AND idem_key = ?', [
-          outcome.status,
-          stringify(outcome.data),
-          ...key,
-        ]);
+        await tx.run(
+          'UPDATE idempotency_records SET status = ?, response = ?, sequence = ? WHERE credential_id = ? AND scope = ? AND idem_key = ?',
+          [outcome.status, stringify(outcome.data), outcome.sequence?.toString() ?? null, ...key],
+        );
         return { status: outcome.status, data: { ...outcome.data, deduplicated: false } };
       });
     } catch (error) {
@@ -81,4 +98,39 @@ export async function idempotent(db: Database, scope: IdempotencyScope, operatio
       throw error;
     }
   }
+}
+
+/** `WHERE` of `count` receipts by their key: `(credential_id, scope, idem_key)` tuples. */
+export function whereKeys(count: number): string {
+  return Array.from({ length: count }, () => '(credential_id = ? AND scope = ? AND idem_key = ?)').join(' OR ');
+}
+
+/**
+ * Removes at most `batch` receipts created before `before` (epoch ms), oldest first, in one
+ * transaction; `full` says whether more may be waiting.
+ */
+export async function expireReceipts(db: Database, before: number, batch: number): Promise<{ deleted: number; full: boolean }> {
+  const limit = Math.max(1, Math.trunc(batch));
+  return db.transaction(async (tx) => {
+    const rows = await tx.all(
+      `SELECT credential_id, scope, idem_key FROM idempotency_records WHERE created_at < ? ORDER BY created_at LIMIT ${limit}`,
+      [before],
+    );
+    if (rows.length === 0) return { deleted: 0, full: false };
+    await tx.run(
+      `DELETE FROM idempotency_records WHERE ${whereKeys(rows.length)}`,
+      rows.flatMap((r) => [r.credential_id, r.scope, r.idem_key]),
+    );
+    return { deleted: rows.length, full: rows.length === limit };
+  });
+}
+
+/** Scrubs the receipts of removed results (in the transaction that removes them); returns how many. */
+export async function scrubReceipts(tx: Sql, sequences: readonly string[]): Promise<number> {
+  if (sequences.length === 0) return 0;
+  const { changes } = await tx.run(
+    `UPDATE idempotency_records SET status = ${SCRUBBED}, response = '' WHERE sequence IN (${sequences.map(() => '?').join(', ')})`,
+    [...sequences],
+  );
+  return changes;
 }

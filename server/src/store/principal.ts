@@ -1,10 +1,14 @@
 /**
  * @module
  * Credentials (brief decision 7): a bearer token is stored only as its digest, belongs to one
- * namespace and application, and holds a permission set and a queue set.
+ * namespace and application, and holds a permission set and a queue set. The operator commands
+ * list, revoke and rotate them. A rotation gives the credential a new token and keeps its id (so
+ * its subscriptions stay bound); the replaced token keeps working until the end of the grace
+ * period the operator chose, then stops.
  */
 import { newId, newToken, sha256Hex } from '../crypto.ts';
-import { PHRASES, type Sql } from './sql.ts';
+import { iso } from './records.ts';
+import { PHRASES, num, numOrNull, type Sql } from './sql.ts';
 
 export const PERMISSIONS = ['events:manage', 'events:read', 'events:consume', 'results:publish'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -15,23 +19,38 @@ export interface Principal {
   readonly applicationId: string;
   readonly permissions: ReadonlySet<string>;
   readonly queueIds: ReadonlySet<string>;
+  /**
+   * The digest of the token this principal authenticated with (absent when loaded by id): a
+   * long-lived session re-checks it with `authenticateDigest`, which refuses a token that a
+   * rotation replaced once its grace period is over.
+   */
+  readonly tokenDigest?: string;
 }
 
-export function authenticate(db: Sql, token: string): Promise<Principal | null> {
-  return loadPrincipal(db, 'token_digest', sha256Hex(token));
+export function authenticate(db: Sql, token: string, now: number): Promise<Principal | null> {
+  return authenticateDigest(db, sha256Hex(token), now);
+}
+
+/** The credential whose current token, or whose previous token within its grace period, has this digest. */
+export async function authenticateDigest(db: Sql, digest: string, now: number): Promise<Principal | null> {
+  const rows = await db.all(
+    `SELECT id, namespace_id, application_id, permissions FROM credentials
+      WHERE (token_digest = ? OR (previous_token_digest = ? AND previous_token_expires_at > ?)) AND revoked_at IS NULL`,
+    [digest, digest, now],
+  );
+  const principal = await principalOf(db, rows[0]);
+  return principal && { ...principal, tokenDigest: digest };
 }
 
 /** Reloads a credential by id: a session re-checks that it still exists and is not revoked. */
-export function principalById(db: Sql, credentialId: string): Promise<Principal | null> {
-  return loadPrincipal(db, 'id', credentialId);
+export async function principalById(db: Sql, credentialId: string): Promise<Principal | null> {
+  const rows = await db.all('SELECT id, namespace_id, application_id, permissions FROM credentials WHERE id = ? AND revoked_at IS NULL', [
+    credentialId,
+  ]);
+  return principalOf(db, rows[0]);
 }
 
-async function loadPrincipal(db: Sql, column: 'token_digest' | 'id', value: string): Promise<Principal | null> {
-  const rows = await db.all(
-    `SELECT id, namespace_id, application_id, permissions FROM credentials WHERE ${column} = ? AND revoked_at IS NULL`,
-    [value],
-  );
-  const row = rows[0];
+async function principalOf(db: Sql, row: Record<string, unknown> | undefined): Promise<Principal | null> {
   if (!row) return null;
   const queues = await db.all<{ queue_id: string }>('SELECT queue_id FROM credential_queues WHERE credential_id = ?', [row.id]);
   return {
@@ -98,4 +117,101 @@ export async function bootstrap(tx: Sql, input: BootstrapInput, now: number): Pr
 export async function revokeCredential(db: Sql, credentialId: string, now: number): Promise<boolean> {
   const { changes } = await db.run('UPDATE credentials SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, credentialId]);
   return changes === 1;
+}
+
+/** What `orbit credentials list` shows of a credential: never a token or a digest. */
+export interface CredentialInfo {
+  credential_id: string;
+  namespace: string;
+  namespace_id: string;
+  application: string;
+  application_id: string;
+  permissions: string[];
+  queue_ids: Record<string, string>;
+  created_at: string;
+  revoked_at: string | null;
+  /** Until when the token a rotation replaced still works; null when there is none (or it has ended). */
+  previous_token_expires_at: string | null;
+}
+
+/**
+ * Credentials, oldest first, optionally of one namespace (by name); null when that namespace does
+ * not exist.
+ */
+export async function listCredentials(db: Sql, filter: { namespace?: string; id?: string }, now: number): Promise<CredentialInfo[] | null> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.namespace !== undefined) {
+    const [ns] = await db.all('SELECT id FROM namespaces WHERE name = ?', [filter.namespace]);
+    if (!ns) return null;
+    where.push('c.namespace_id = ?');
+    params.push(ns.id);
+  }
+  if (filter.id !== undefined) {
+    where.push('c.id = ?');
+    params.push(filter.id);
+  }
+  const rows = await db.all(
+    `SELECT c.id, c.namespace_id, n.name AS namespace, c.application_id, a.name AS application, c.permissions, c.created_at,
+            c.revoked_at, c.previous_token_expires_at
+       FROM credentials c JOIN namespaces n ON n.id = c.namespace_id JOIN applications a ON a.id = c.application_id
+      ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY c.created_at, c.id`,
+    params,
+  );
+  const queues = await db.all(
+    `SELECT cq.credential_id, q.id, q.name FROM credential_queues cq JOIN queues q ON q.id = cq.queue_id
+      ${filter.id !== undefined ? 'WHERE cq.credential_id = ?' : ''} ORDER BY q.name`,
+    filter.id !== undefined ? [filter.id] : [],
+  );
+  const byCredential = new Map<string, Record<string, string>>();
+  for (const q of queues) {
+    const set = byCredential.get(String(q.credential_id)) ?? {};
+    set[String(q.name)] = String(q.id);
+    byCredential.set(String(q.credential_id), set);
+  }
+  return rows.map((r) => {
+    const revoked = numOrNull(r.revoked_at);
+    const previous = numOrNull(r.previous_token_expires_at);
+    return {
+      credential_id: String(r.id),
+      namespace: String(r.namespace),
+      namespace_id: String(r.namespace_id),
+      application: String(r.application),
+      application_id: String(r.application_id),
+      permissions: String(r.permissions).split(',').filter(Boolean),
+      queue_ids: byCredential.get(String(r.id)) ?? {},
+      created_at: iso(num(r.created_at)),
+      revoked_at: revoked === null ? null : iso(revoked),
+      previous_token_expires_at: revoked === null && previous !== null && previous > now ? iso(previous) : null,
+    };
+  });
+}
+
+export type RotateOutcome =
+  | { readonly kind: 'rotated'; readonly token: string; readonly previousExpiresAt: number | null }
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'revoked'; readonly revokedAt: number };
+
+/**
+ * Gives the credential a new token. With a grace period the replaced token stays valid until
+ * `now + graceMs`; without one it stops at once. There is one previous token at most: a second
+ * rotation ends the grace period of the first.
+ */
+export async function rotateCredential(tx: Sql, credentialId: string, graceMs: number, now: number): Promise<RotateOutcome> {
+  const [row] = await tx.all(`SELECT token_digest, revoked_at FROM credentials WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [
+    credentialId,
+  ]);
+  if (!row) return { kind: 'unknown' };
+  const revokedAt = numOrNull(row.revoked_at);
+  if (revokedAt !== null) return { kind: 'revoked', revokedAt };
+  const token = newToken();
+  const previousExpiresAt = graceMs > 0 ? now + graceMs : null;
+  await tx.run('UPDATE credentials SET token_digest = ?, previous_token_digest = ?, previous_token_expires_at = ? WHERE id = ?', [
+    sha256Hex(token),
+    previousExpiresAt === null ? null : row.token_digest,
+    previousExpiresAt,
+    credentialId,
+  ]);
+  return { kind: 'rotated', token, previousExpiresAt };
 }

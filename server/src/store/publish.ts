@@ -10,10 +10,10 @@
  * each publish runs alone through `idempotent`, which replays that node's receipt.
  */
 import { RawJson, stringify } from '@orbit/spec/codec';
-import { idempotent, replayOf, type IdempotencyScope, type Receipt } from './idempotency.ts';
+import { idempotent, replayOf, whereKeys, type IdempotencyScope, type Receipt } from './idempotency.ts';
 import { eventJson } from './records.ts';
 import { appendResults, type ResultInput } from './results.ts';
-import { isUniqueViolation, type Database, type Row, type Sql } from './sql.ts';
+import { big, isUniqueViolation, type Database, type Row, type Sql } from './sql.ts';
 
 export interface PublishRequest {
   readonly scope: IdempotencyScope;
@@ -39,7 +39,7 @@ const identity = (s: Pick<IdempotencyScope, 'credentialId' | 'scope' | 'key'>): 
 function publishAlone(db: Database, request: PublishRequest): Promise<PublishOutcome> {
   return idempotent(db, request.scope, async (tx) => {
     const [row] = await appendResults(tx, [request.input], Date.now());
-    return { status: 201, data: { event: eventJson(row!) } };
+    return { status: 201, data: { event: eventJson(row!) }, sequence: big(row!.sequence) };
   }).then(
     (receipt) => ({ receipt }),
     (error: unknown) => ({ error }),
@@ -47,9 +47,9 @@ function publishAlone(db: Database, request: PublishRequest): Promise<PublishOut
 }
 
 async function storedReceipts(tx: Sql, scopes: readonly IdempotencyScope[]): Promise<Map<string, Row>> {
-  const where = scopes.map(() => '(credential_id = ? AND scope = ? AND idem_key = ?)').join(' OR ');
   const rows = await tx.all(
-    `SELECT credential_id, scope, idem_key, request_digest, response FROM idempotency_records WHERE ${where}`,
+    `SELECT credential_id, scope, idem_key, request_digest, status, response, sequence
+       FROM idempotency_records WHERE ${whereKeys(scopes.length)}`,
     scopes.flatMap((s) => [s.credentialId, s.scope, s.key]),
   );
   return new Map(
@@ -87,10 +87,11 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
     );
     const receipts = rows.map((row) => ({ event: eventJson(row) }));
     await tx.run(
-      `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES ${fresh.map(() => '(?, ?, ?, ?, 201, ?, ?)').join(', ')}`,
+      `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
+       VALUES ${fresh.map(() => '(?, ?, ?, ?, 201, ?, ?, ?)').join(', ')}`,
       fresh.flatMap((i, k) => {
         const { credentialId, scope, key, digest } = group[i]!.scope;
-        return [credentialId, scope, key, digest, stringify(receipts[k]!), now];
+        return [credentialId, scope, key, digest, stringify(receipts[k]!), now, big(rows[k]!.sequence).toString()];
       }),
     );
     fresh.forEach((i, k) => {

@@ -10,8 +10,12 @@
  * subscription row for their whole transaction): it waits for such a claim to commit, so its new
  * deliveries are visible to the `NOT EXISTS` check, and every later claim sees the new boundary
  * and stops with EVENT_HISTORY_EXPIRED. SQLite has one writer, so the question does not arise.
+ *
+ * The batch that deletes results also scrubs the publish receipts that embed them
+ * (`idempotency.ts`), so no pruned payload stays behind in a receipt.
  */
 import { OrbitError } from '@orbit/spec/errors';
+import { scrubReceipts } from './idempotency.ts';
 import { logPosition } from './results.ts';
 import type { Database, Sql } from './sql.ts';
 import { big, num, PHRASES } from './sql.ts';
@@ -19,6 +23,8 @@ import { big, num, PHRASES } from './sql.ts';
 export interface PruneReport {
   readonly boundary: string;
   readonly deleted: number;
+  /** Publish receipts whose embedded result was deleted, scrubbed in the same transactions. */
+  readonly receipts_scrubbed: number;
   /** Whether deletion stopped at `maxBatches` with results left to delete below the boundary. */
   readonly more?: boolean;
 }
@@ -45,9 +51,11 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
     return wanted;
   });
   let deleted = 0;
+  let scrubbed = 0;
   let after = -1n;
   for (let round = 0; ; round++) {
-    if (options.maxBatches !== undefined && round >= options.maxBatches) return { boundary: boundary.toString(), deleted, more: true };
+    if (options.maxBatches !== undefined && round >= options.maxBatches)
+      return { boundary: boundary.toString(), deleted, receipts_scrubbed: scrubbed, more: true };
     const removed = await db.transaction(async (tx) => {
       const rows = await tx.all(
         `SELECT r.sequence FROM results r WHERE r.sequence > ? AND r.sequence <= ?
@@ -69,13 +77,14 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
       }
       const sequences = rows.map((r) => big(r.sequence).toString());
       if (sequences.length > 0) await tx.run(`DELETE FROM results WHERE sequence IN (${sequences.map(() => '?').join(', ')})`, sequences);
-      return { count: sequences.length, last };
+      return { count: sequences.length, scrubbed: await scrubReceipts(tx, sequences), last };
     });
     if (!removed) break;
     deleted += removed.count;
+    scrubbed += removed.scrubbed;
     after = removed.last;
   }
-  return { boundary: boundary.toString(), deleted };
+  return { boundary: boundary.toString(), deleted, receipts_scrubbed: scrubbed };
 }
 
 /** Locks (in id order) the non-retired subscriptions whose cursor is below `upTo`; true if any. */

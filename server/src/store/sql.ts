@@ -41,11 +41,26 @@ export interface SqlPhrases {
   readonly forUpdateSkipLocked: string;
   /** `INSERT IGNORE` / `INSERT OR IGNORE`. */
   readonly insertIgnore: string;
+  /**
+   * The database's clock in epoch milliseconds, as an SQL expression. Lease start, lease end and
+   * every expiry check use it, so nodes whose own clocks disagree still agree on leases.
+   */
+  readonly nowMs: string;
 }
 
 export const PHRASES: Readonly<Record<Dialect, SqlPhrases>> = {
-  sqlite: { forUpdate: '', forUpdateSkipLocked: '', insertIgnore: 'INSERT OR IGNORE' },
-  mysql: { forUpdate: ' FOR UPDATE', forUpdateSkipLocked: ' FOR UPDATE SKIP LOCKED', insertIgnore: 'INSERT IGNORE' },
+  sqlite: {
+    forUpdate: '',
+    forUpdateSkipLocked: '',
+    insertIgnore: 'INSERT OR IGNORE',
+    nowMs: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
+  },
+  mysql: {
+    forUpdate: ' FOR UPDATE',
+    forUpdateSkipLocked: ' FOR UPDATE SKIP LOCKED',
+    insertIgnore: 'INSERT IGNORE',
+    nowMs: 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)',
+  },
 };
 
 /** Whether an error from either driver is a unique-key violation. */

@@ -10,7 +10,7 @@ import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
 import { subscriptionJson } from './records.ts';
-import type { Receipt } from './idempotency.ts';
+import { expireReceipts, type Receipt } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
 import { appendedAny, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
@@ -23,6 +23,8 @@ import * as health from './health.ts';
 import { listHistory } from './history.ts';
 import { sweepExpiredLeases, type SweepReport } from './sweep.ts';
 import { TrackedDatabase } from './tracked.ts';
+import { DatabaseClock } from './clock.ts';
+import * as sessions from './sessions.ts';
 import type { ResultInput } from './results.ts';
 import { PHRASES, type Database, type Row, type Sql } from './sql.ts';
 import * as subscriptions from './subscriptions.ts';
@@ -50,6 +52,9 @@ export class Store {
     },
     { weigh: publishWeight, maxWeight: MAX_GROUP_BYTES },
   );
+
+  /** The database's clock as this node last saw it (see `clock.ts`). */
+  readonly clock = new DatabaseClock();
 
   private constructor(
     /** The database, counting operations in flight (see `drain`). */
@@ -86,7 +91,12 @@ export class Store {
   }
 
   authenticate(token: string): Promise<Principal | null> {
-    return principals.authenticate(this.db, token);
+    return principals.authenticate(this.db, token, Date.now());
+  }
+
+  /** Re-authenticates by the digest a principal was authenticated with (`Principal.tokenDigest`). */
+  authenticateDigest(digest: string): Promise<Principal | null> {
+    return principals.authenticateDigest(this.db, digest, Date.now());
   }
 
   principalById(credentialId: string): Promise<Principal | null> {
@@ -95,6 +105,16 @@ export class Store {
 
   revokeCredential(credentialId: string): Promise<boolean> {
     return principals.revokeCredential(this.db, credentialId, Date.now());
+  }
+
+  /** Credentials, oldest first (optionally one namespace, by name, or one id); null for an unknown namespace. */
+  listCredentials(filter: { namespace?: string; id?: string } = {}): Promise<principals.CredentialInfo[] | null> {
+    return principals.listCredentials(this.db, filter, Date.now());
+  }
+
+  /** A new token for the same credential; the old one keeps working for `graceMs` (0: stops at once). */
+  rotateCredential(credentialId: string, graceMs: number): Promise<principals.RotateOutcome> {
+    return this.db.transaction((tx) => principals.rotateCredential(tx, credentialId, graceMs, Date.now()));
   }
 
   bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
@@ -141,6 +161,11 @@ export class Store {
     return prune(this.db, beforeSequence, options);
   }
 
+  /** Removes at most `batch` idempotency receipts older than `maxAgeMs` (see `idempotency.ts`). */
+  expireReceipts(maxAgeMs: number, batch: number): Promise<{ deleted: number; full: boolean }> {
+    return expireReceipts(this.db, Date.now() - maxAgeMs, batch);
+  }
+
   /** The oldest results above the retention boundary, for retention by age. */
   oldestResults(after: bigint, limit: number): ReturnType<typeof oldestResults> {
     return oldestResults(this.db, after, limit);
@@ -183,12 +208,13 @@ export class Store {
 
   // --- the delivery engine ---------------------------------------------------------------------
 
-  bindSession(principal: Principal, subscriptionId: string, capacity: number): ReturnType<typeof claims.bindSession> {
-    return claims.bindSession(this.db, principal, subscriptionId, capacity);
+  /** Checks the hello and records the session (capacity checked in the transaction). */
+  bindSession(principal: Principal, session: Parameters<typeof claims.bindSession>[2]): ReturnType<typeof claims.bindSession> {
+    return claims.bindSession(this.db, principal, session);
   }
 
   claim(request: claims.ClaimRequest): Promise<claims.ClaimOutcome> {
-    return claims.claim(this.db, request);
+    return claims.claim(this.db, this.clock, request);
   }
 
   /** Acknowledges a group of proofs in one transaction; see `batcher.ts`. */
@@ -203,7 +229,32 @@ export class Store {
 
   /** The background sweep: recovers at most `batch` expired leases anywhere (see `sweep.ts`). */
   sweepExpiredLeases(policy: RedeliveryPolicy, batch: number): Promise<SweepReport> {
-    return sweepExpiredLeases(this.db, { now: Date.now(), policy, batch });
+    return sweepExpiredLeases(this.db, { policy, batch });
+  }
+
+  // --- nodes and sessions ---------------------------------------------------------------------
+
+  /** Registers (or renews) this node's row. */
+  registerNode(node: sessions.NodeInfo): Promise<void> {
+    return sessions.registerNode(this.db, node);
+  }
+
+  /** Renews the node and its active sessions; removes nodes dead for `ttlMs` with their sessions. */
+  heartbeat(node: sessions.NodeInfo, activeSessions: readonly string[], ttlMs: number): Promise<number> {
+    return sessions.heartbeat(this.db, node, activeSessions, ttlMs);
+  }
+
+  deregisterNode(nodeId: string): Promise<void> {
+    return sessions.deregisterNode(this.db, nodeId);
+  }
+
+  closeSession(sessionId: string): Promise<void> {
+    return sessions.closeSession(this.db, sessionId);
+  }
+
+  /** What consume access depends on, per subscription (see `domain/access.ts`). */
+  accessOf(subscriptionIds: readonly string[]): ReturnType<typeof sessions.accessOf> {
+    return sessions.accessOf(this.db, subscriptionIds);
   }
 
   // --- operations -----------------------------------------------------------------------------
@@ -246,6 +297,6 @@ export class Store {
     digest: string,
     input: deliveries.RetryInput,
   ): Promise<Receipt> {
-    return deliveries.retryExpiredDelivery(this.db, principal, ids, key, digest, input, Date.now());
+    return deliveries.retryExpiredDelivery(this.db, principal, ids, key, digest, input);
   }
 }

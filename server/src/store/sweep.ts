@@ -12,7 +12,7 @@
  */
 import { recoverExpiredLease, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
 import { DELIVERY_COLUMNS, toDelivery } from './records.ts';
-import type { Database, Sql } from './sql.ts';
+import { num, PHRASES, type Database, type Sql } from './sql.ts';
 
 export interface SweepReport {
   /** Leases that went back to PENDING. */
@@ -38,21 +38,21 @@ async function write(sql: Sql, before: Delivery, after: Delivery): Promise<boole
  * so the sweep never holds more than one row lock and cannot deadlock with a claim; on SQLite (one
  * writer) the batch is one transaction.
  */
-export async function sweepExpiredLeases(
-  db: Database,
-  args: { now: number; policy: RedeliveryPolicy; batch: number },
-): Promise<SweepReport> {
+export async function sweepExpiredLeases(db: Database, args: { policy: RedeliveryPolicy; batch: number }): Promise<SweepReport> {
+  // Expiry is judged by the database's clock, like the lease deadline itself (a node whose clock
+  // runs ahead must not recover a lease early).
+  const now = PHRASES[db.dialect].nowMs;
   const rows = await db.all(
-    `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE state = 'LEASED' AND lease_until <= ? ORDER BY lease_until, id LIMIT ${Math.trunc(args.batch)}`,
-    [args.now],
+    `SELECT ${DELIVERY_COLUMNS}, ${now} AS now FROM deliveries WHERE state = 'LEASED' AND lease_until <= ${now} ORDER BY lease_until, id LIMIT ${Math.trunc(args.batch)}`,
   );
   const candidates = rows.map(toDelivery);
+  const at = rows.length > 0 ? num(rows[0]!.now) : 0;
   let pending = 0;
   let expired = 0;
   let skipped = 0;
   const apply = async (sql: Sql) => {
     for (const delivery of candidates) {
-      const next = recoverExpiredLease(delivery, args.now, args.policy);
+      const next = recoverExpiredLease(delivery, at, args.policy);
       if (next === delivery || !(await write(sql, delivery, next))) {
         skipped++;
         continue;

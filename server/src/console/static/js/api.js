@@ -2,6 +2,17 @@
 // `{request_id, data}` / `{request_id, error}`, and errors that keep code, message and request_id.
 
 const TOKEN_KEY = 'orbit.console.token';
+
+/**
+ * The API's root: two levels above this file (`<base>/console/js/api.js`), so the console works
+ * when Orbit is mounted under a path prefix. Request paths (`/v1/...`) are resolved against it.
+ */
+const API_ROOT = new URL('../../', import.meta.url);
+
+/** `/v1/subscriptions` -> `<base>/v1/subscriptions` on this origin. */
+export function apiUrl(path) {
+  return new URL(path.replace(/^\//, ''), API_ROOT).href;
+}
 const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
 export function getToken() {
@@ -53,7 +64,7 @@ export async function apiRequest(method, path, { body, key, signal } = {}) {
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response;
   try {
-    response = await fetch(path, {
+    response = await fetch(apiUrl(path), {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),

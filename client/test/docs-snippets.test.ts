@@ -1,0 +1,118 @@
+/**
+ * The code of docs/sdk.md runs as written: each snippet file (client/examples/snippets/, spliced
+ * into the page by scripts/doc-snippets.ts) runs as its own Node process against a real server,
+ * and what it did is checked on the server and in its Inbox.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STORES } from '../../server/test/harness.ts';
+import { id, key, name, setup, type Setup } from './support.ts';
+
+const SNIPPETS = fileURLToPath(new URL('../examples/snippets/', import.meta.url));
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a snippet; `until` (when given) is awaited on its output, then the process gets SIGTERM. */
+function runSnippet(file: string, env: Record<string, string>, until?: (stdout: string) => boolean): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(SNIPPETS, file)], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let signalled = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${file} did not finish within 60 s:\n${stdout}\n${stderr}`));
+    }, 60_000);
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (until && !signalled && until(stdout)) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+describe.each(STORES)('the snippets of docs/sdk.md (%s)', (kind) => {
+  let s: Setup;
+  let dir: string;
+  const env = () => ({ ORBIT_URL: s.server.url, ORBIT_TOKEN: s.token, ORBIT_QUEUE_ID: s.queueId });
+
+  beforeAll(async () => {
+    s = await setup(kind);
+    dir = mkdtempSync(join(tmpdir(), 'orbit-snippets-'));
+  });
+  afterAll(async () => {
+    await s?.server.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A subscription with one published result waiting for it. */
+  async function subscriptionWithResult(): Promise<{ subscriptionId: string; taskId: string }> {
+    const { subscription } = await s.client.createSubscription(key(), { name: name(), queue_id: s.queueId });
+    const taskId = id();
+    await s.client.publishResult(s.queueId, key(), { type: 'task.succeeded', task_id: taskId, task_revision: '1', result: { n: 7 } });
+    return { subscriptionId: subscription.id, taskId };
+  }
+
+  it('imports: the main entry and both Inbox entries load', async () => {
+    const run = await runSnippet('imports.ts', env());
+    expect(run.code, run.stderr).toBe(0);
+  });
+
+  it('management: creates a subscription, and the persisted key replays it', async () => {
+    const run = await runSnippet('management.ts', env());
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+    expect(out).toMatchObject({ deduplicated: false, replayed: true, sameId: true });
+    expect((await s.client.getSubscription(out.id)).name).toBe('object-results');
+  });
+
+  it('event connection: saves, acknowledges after the save, closes', async () => {
+    const { subscriptionId } = await subscriptionWithResult();
+    const run = await runSnippet('event-connection.ts', { ...env(), ORBIT_SUBSCRIPTION_ID: subscriptionId, ORBIT_STOP_AFTER: '1' });
+    expect(run.code, run.stderr).toBe(0);
+    const saved = JSON.parse(run.stdout.split('\n')[0]!).saved as string;
+    expect(run.stdout).toContain(`acknowledged ${saved} at `);
+    const { items } = await s.client.listEventDeliveries(subscriptionId, {});
+    expect(items.map((d) => [d.event_id, d.state])).toEqual([[saved, 'ACKED']]);
+  });
+
+  it('consumer: the handler writes in the Inbox transaction, the delivery is acknowledged, SIGTERM stops it', async () => {
+    const { subscriptionId, taskId } = await subscriptionWithResult();
+    const path = join(dir, `inbox-${kind}.db`);
+    const run = await runSnippet('consumer.ts', { ...env(), ORBIT_SUBSCRIPTION_ID: subscriptionId, INBOX_PATH: path }, (out) =>
+      out.split('\n').includes('acked'),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.split('\n')).toEqual(expect.arrayContaining(['connected', 'delivered', 'handled', 'acked', 'stopped']));
+    const db = new Database(path, { readonly: true });
+    try {
+      const rows = db.prepare('SELECT event_id, body FROM results').all() as { event_id: string; body: string }[];
+      expect(rows.map((r) => r.body)).toEqual(['{"n":7}']);
+      const { items } = await s.client.listEventDeliveries(subscriptionId, {});
+      expect(items.map((d) => [d.event_id, d.state])).toEqual([[rows[0]!.event_id, 'ACKED']]);
+    } finally {
+      db.close();
+    }
+    const { items } = await s.client.listEventDeliveries(subscriptionId, {});
+    expect((await s.client.getEventDelivery(subscriptionId, items[0]!.id)).event.snapshot.task_id).toBe(taskId);
+  });
+});

@@ -1,0 +1,306 @@
+/**
+ * The packages as a user gets them. Once per run: build, `npm pack` every publishable workspace,
+ * install the tarballs into a fresh project outside the repository (third-party dependencies from
+ * the registry, nothing from the workspace), then, from that project only:
+ *
+ * - every tarball passes publint and arethetypeswrong, ships its LICENSE and README, and no test;
+ * - plain `node` imports `@orbit/client`, whose management client talks to `npx orbit serve`;
+ * - `npx orbit serve` answers `/readyz`, and `npx orbit-conformance` passes against it;
+ * - a strict `tsc` project (NodeNext, strict, skipLibCheck false) compiles a consumer with an
+ *   Inbox and the Hono embedding recipe, and both run.
+ *
+ * No process here loads a TypeScript loader: the environment drops the repository's
+ * `@orbit/source` condition, and the project has no tsx.
+ */
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { runningServerConfig, SERVER_ENV } from '../conformance/test/target.ts';
+import { freePort } from '../server/test/processes.ts';
+
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+const WORKSPACES = ['spec', 'generated', 'server', 'client', 'conformance'] as const;
+const KNOWN_FAILING = join(REPO, 'conformance/test/fixtures/orbit-known-failing.txt');
+
+interface Packed {
+  readonly name: string;
+  readonly filename: string;
+  readonly files: readonly { path: string }[];
+}
+
+/** The environment of a user's shell: none of the repository's settings, of npm's or of Orbit's. */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('ORBIT_') && !k.toLowerCase().startsWith('npm_')),
+  );
+  return { ...env, ...extra };
+}
+
+function sh(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = userEnv(), timeout = 300_000): SpawnSyncReturns<string> {
+  const result = spawnSync(command, args, { cwd, env, encoding: 'utf8', timeout, maxBuffer: 64 * 1024 * 1024 });
+  if (result.error) throw result.error;
+  return result;
+}
+
+function ok(result: SpawnSyncReturns<string>, what: string): string {
+  if (result.status !== 0) throw new Error(`${what} exited with ${result.status}:\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** A long-running command in its own process group, so that `npx` and what it started stop together. */
+function start(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
+  const child = spawn(command, args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+  return { child, output: () => output };
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  process.kill(-child.pid, 'SIGTERM');
+  const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, 'SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function waitFor(url: string, child: { child: ChildProcess; output: () => string }, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.child.exitCode !== null) throw new Error(`exited with ${child.child.exitCode} before ${url} answered:\n${child.output()}`);
+    if (
+      await fetch(url).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return;
+    if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms:\n${child.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const lockedVersion = (name: string): string =>
+  (JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')).packages[`node_modules/${name}`] as { version: string }).version;
+
+describe('the published packages, installed into a fresh project', () => {
+  let dir: string;
+  let project: string;
+  let packed: Packed[];
+  let server: { child: ChildProcess; output: () => string } | undefined;
+  let recipe: { child: ChildProcess; output: () => string } | undefined;
+  let orbitUrl: string;
+  let database: string;
+  let boot: { token: string; queue_ids: Record<string, string> };
+
+  const npx = (args: string[], env = userEnv()) => sh('npx', ['--no-install', ...args], project, env);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'orbit-consumer-'));
+    ok(sh(process.execPath, ['scripts/build.mjs', '--clean'], REPO), 'npm run build -- --clean');
+    const packs = join(dir, 'packs');
+    mkdirSync(packs);
+    packed = JSON.parse(
+      ok(sh('npm', ['pack', '--json', '--pack-destination', packs, ...WORKSPACES.flatMap((w) => ['--workspace', w])], REPO), 'npm pack'),
+    );
+    const tarball = (name: string) => `file:${join(packs, packed.find((p) => p.name === name)!.filename)}`;
+
+    project = join(dir, 'project');
+    mkdirSync(project);
+    const orbit = Object.fromEntries(WORKSPACES.map((w) => [`@orbit/${w}`, tarball(`@orbit/${w}`)]));
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({
+        name: 'orbit-consumer',
+        private: true,
+        type: 'module',
+        dependencies: {
+          ...orbit,
+          // The client's optional peers and the types a TypeScript user adds.
+          'better-sqlite3': `^${lockedVersion('better-sqlite3')}`,
+          '@types/better-sqlite3': `^${lockedVersion('@types/better-sqlite3')}`,
+          '@types/node': `^${lockedVersion('@types/node').split('.')[0]}.0.0`,
+        },
+        // Every @orbit/* dependency of a package is the tarball, never a registry package.
+        overrides: orbit,
+      }),
+    );
+    for (const file of ['plain.mjs', 'typed.ts', 'tsconfig.json', 'tsconfig.recipe.json'])
+      copyFileSync(join(REPO, 'consumer/fixture', file), join(project, file));
+    copyFileSync(join(REPO, 'server/examples/embed-in-hono.ts'), join(project, 'embed-in-hono.ts'));
+    ok(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], project), 'npm install');
+    // better-sqlite3's install script compiles SQLite (minutes on two cores). The repository's
+    // `npm ci` already built the same version for the same Node: reuse that addon; any other
+    // version is built here.
+    const addon = 'node_modules/better-sqlite3/build/Release';
+    const installed = JSON.parse(readFileSync(join(project, 'node_modules/better-sqlite3/package.json'), 'utf8')).version;
+    if (installed === lockedVersion('better-sqlite3') && existsSync(join(REPO, addon)))
+      cpSync(join(REPO, addon), join(project, addon), { recursive: true });
+    else ok(sh('npm', ['rebuild', 'better-sqlite3'], project, userEnv(), 600_000), 'npm rebuild better-sqlite3');
+
+    const port = await freePort();
+    orbitUrl = `http://127.0.0.1:${port}`;
+    database = `sqlite:${join(dir, 'orbit.db')}`;
+    server = start(
+      'npx',
+      ['--no-install', 'orbit', 'serve', '--listen', `127.0.0.1:${port}`, '--database', database],
+      project,
+      userEnv(SERVER_ENV),
+    );
+    await waitFor(`${orbitUrl}/readyz`, server);
+    const bootstrap = npx([
+      'orbit',
+      'bootstrap',
+      '--namespace',
+      'consumer',
+      '--application',
+      'consumer-app',
+      '--queue',
+      'consumer-queue',
+      '--event-access',
+      '--publish-access',
+      '--json',
+      '--database',
+      database,
+    ]);
+    boot = JSON.parse(ok(bootstrap, 'orbit bootstrap'));
+  }, 600_000);
+
+  afterAll(async () => {
+    await stop(recipe?.child);
+    await stop(server?.child);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('packs every publishable workspace with its LICENSE and README, without tests or build state', () => {
+    expect(packed.map((p) => p.name).sort()).toEqual(WORKSPACES.map((w) => `@orbit/${w}`).sort());
+    const license = readFileSync(join(REPO, 'LICENSE'), 'utf8');
+    for (const pack of packed) {
+      const files = pack.files.map((f) => f.path);
+      expect(files, pack.name).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
+      expect(
+        files.filter((f) => /(^|\/)(test|tests|fixtures)\/|\.test\.ts$|\.tsbuildinfo$|tsconfig/.test(f)),
+        pack.name,
+      ).toEqual([]);
+      const dir = pack.name.replace('@orbit/', '');
+      expect(readFileSync(join(REPO, dir, 'LICENSE'), 'utf8'), `${dir}/LICENSE`).toBe(license);
+      const manifest = JSON.parse(readFileSync(join(REPO, dir, 'package.json'), 'utf8'));
+      expect(manifest.private, pack.name).toBeUndefined();
+      expect(manifest.license, pack.name).toBe('Apache-2.0');
+    }
+  });
+
+  it('passes publint (strict) and arethetypeswrong on every tarball', () => {
+    for (const pack of packed) {
+      const tarball = join(dir, 'packs', pack.filename);
+      const publint = sh(process.execPath, [join(REPO, 'node_modules/publint/src/cli.js'), 'run', '--strict', tarball], REPO);
+      expect(publint.status, `publint ${pack.name}:\n${publint.stdout}${publint.stderr}`).toBe(0);
+      // attw checks how JavaScript and its types resolve; a YAML document is neither.
+      const manifest = JSON.parse(readFileSync(join(REPO, pack.name.replace('@orbit/', ''), 'package.json'), 'utf8'));
+      const documents = Object.keys(manifest.exports).filter((entry) => entry.endsWith('.yaml'));
+      const exclude = documents.length > 0 ? ['--exclude-entrypoints', ...documents] : [];
+      const attw = sh(
+        process.execPath,
+        [join(REPO, 'node_modules/@arethetypeswrong/cli/dist/index.js'), '--profile', 'esm-only', '--format', 'ascii', tarball, ...exclude],
+        REPO,
+      );
+      expect(attw.status, `attw ${pack.name}:\n${attw.stdout}${attw.stderr}`).toBe(0);
+    }
+  });
+
+  it('installed the @orbit packages from the tarballs only, and no TypeScript loader', () => {
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8')).packages as Record<string, { resolved?: string }>;
+    const orbitEntries = Object.entries(lock).filter(([path]) => /node_modules\/@orbit\//.test(path));
+    expect(orbitEntries.map(([path]) => path).sort()).toEqual(WORKSPACES.map((w) => `node_modules/@orbit/${w}`).sort());
+    for (const [path, entry] of orbitEntries) expect(entry.resolved, path).toMatch(/^file:/);
+    expect(existsSync(join(project, 'node_modules/tsx')), 'tsx installed').toBe(false);
+  });
+
+  it('npx orbit serve answers /readyz and serves its OpenAPI document', async () => {
+    const res = await fetch(`${orbitUrl}/readyz`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: unknown }).data).toEqual({ status: 'ready' });
+    const document = (await (await fetch(`${orbitUrl}/v1/openapi.json`)).json()) as { openapi: string; servers: { url: string }[] };
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.servers.map((s) => s.url)).toEqual(['/']);
+    // The JSON rendering that @orbit/spec ships is the same document.
+    const shipped = JSON.parse(readFileSync(join(project, 'node_modules/@orbit/spec/dist/openapi.json'), 'utf8'));
+    expect({ ...shipped, servers: [] }).toEqual({ ...document, servers: [] });
+  });
+
+  it('plain node imports @orbit/client, and its management client talks to the server', () => {
+    const run = sh(
+      process.execPath,
+      ['plain.mjs'],
+      project,
+      userEnv({ ORBIT_URL: orbitUrl, ORBIT_TOKEN: boot.token, ORBIT_QUEUE_ID: boot.queue_ids['consumer-queue']! }),
+    );
+    const out = JSON.parse(ok(run, 'node plain.mjs'));
+    expect(out.health).toEqual({ status: 'ok' });
+    expect(out.id).toMatch(/^[0-9a-f]{32}$/);
+    expect(out.enabled).toBe(true);
+  });
+
+  it('a strict tsc project compiles a consumer with an Inbox, and the embedding recipe; the consumer runs', () => {
+    for (const config of ['tsconfig.json', 'tsconfig.recipe.json']) {
+      const tsc = sh(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', config], project);
+      expect(tsc.status, `tsc -p ${config}:\n${tsc.stdout}${tsc.stderr}`).toBe(0);
+    }
+    const run = sh(
+      process.execPath,
+      ['out/typed.js'],
+      project,
+      userEnv({
+        ORBIT_URL: orbitUrl,
+        ORBIT_TOKEN: boot.token,
+        ORBIT_QUEUE_ID: boot.queue_ids['consumer-queue']!,
+        INBOX_PATH: join(dir, 'inbox.db'),
+      }),
+      60_000,
+    );
+    const out = JSON.parse(ok(run, 'node out/typed.js'));
+    expect(out.acked).toBe(1);
+    expect(out.rows).toEqual([{ task_id: out.taskId, result: '{"n":1}' }]);
+  });
+
+  it('npx orbit-conformance passes against npx orbit serve', () => {
+    const config = runningServerConfig(orbitUrl, 'npx --no-install orbit', database);
+    writeFileSync(join(project, 'conformance.json'), JSON.stringify(config));
+    const run = npx(['orbit-conformance', '--config', 'conformance.json', '--known-failing', KNOWN_FAILING]);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    // The default profile, seed: the rules of the normative text; its MAY cases report what they observed.
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed, \d+ info$/);
+  }, 600_000);
+
+  it('the Hono embedding recipe runs: the host keeps its routes and WebSocket, Orbit answers under /orbit', async () => {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    recipe = start(process.execPath, ['out/embed-in-hono.js'], project, userEnv({ PORT: String(port), ORBIT_DATABASE_URL: database }));
+    await waitFor(`${origin}/orbit/readyz`, recipe);
+    expect(await (await fetch(`${origin}/api/hello`)).json()).toEqual({ hello: 'from the host' });
+    const missing = await fetch(`${origin}/orbit/v1/nothing`);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    const echoed = await new Promise<string>((resolve, reject) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+      ws.once('open', () => ws.send('hi'));
+      ws.once('message', (data) => {
+        resolve(String(data));
+        ws.close();
+      });
+      ws.once('error', reject);
+    });
+    expect(echoed).toBe('echo: hi');
+    const orbitUpgrade = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/orbit/v1/events/connect`, 'orbit.events.v1');
+      ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.once('open', () => resolve(101));
+      ws.once('error', () => resolve(-1));
+    });
+    expect(orbitUpgrade, "Orbit's own upgrade path refuses a request without a token").toBe(401);
+  });
+});

@@ -1,0 +1,169 @@
+/**
+ * @module
+ * `orbit credentials list | revoke | rotate`: the credential lifecycle for operators, directly on
+ * the database (no API credential involved). Output never contains a digest; a token only once,
+ * from `rotate`. A bad flag or an unknown id exits with 2 before anything is written.
+ */
+import { parseArgs } from 'node:util';
+import type { CredentialInfo } from '../store/principal.ts';
+import { iso } from '../store/records.ts';
+import { Store } from '../store/store.ts';
+import { UsageError } from './usage.ts';
+
+type DatabaseUrl = (v: { database?: string | undefined; config?: string | undefined }) => string;
+
+/** Where the command's database is: `--database`, `--config`, or the environment. */
+interface DatabaseOptions {
+  readonly database?: string;
+  readonly config?: string;
+}
+
+/** The usage lines of the three commands, laid out like the others (description from column 56). */
+export const CREDENTIALS_USAGE = [
+  ['credentials list [--namespace NAME] [--json]', 'the credentials (never a token or a digest)'],
+  ['credentials revoke CREDENTIAL_ID [--json]', 'HTTP answers 401 for its token from now on'],
+  [
+    'credentials rotate CREDENTIAL_ID [--grace-seconds N] [--json]',
+    'a new token for the same id; the old one works N more seconds (default 0)',
+  ],
+]
+  .map(([command, what]) => (command!.length < 52 ? `${command!.padEnd(54)}${what}` : `${command}\n${' '.repeat(56)}${what}`))
+  .join('\n  ');
+
+const ID = /^[0-9a-f]{32}$/;
+/** The longest grace period a rotation may give the old token: 30 days. */
+const MAX_GRACE_SECONDS = 30 * 24 * 3600;
+
+const COMMON = { database: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } as const;
+
+function credentialId(positionals: string[], command: string): string {
+  if (positionals.length !== 1) throw new UsageError(`orbit credentials ${command} takes exactly one CREDENTIAL_ID`);
+  const id = positionals[0]!;
+  if (!ID.test(id)) throw new UsageError(`CREDENTIAL_ID must be 32 lower-case hex characters, got "${id}"`);
+  return id;
+}
+
+/** Runs `body` on the opened store and closes it; `Store.open` applies pending migrations. */
+async function withStore<T>(values: DatabaseOptions, databaseUrl: DatabaseUrl, body: (store: Store) => Promise<T>): Promise<T> {
+  const store = await Store.open(databaseUrl(values));
+  try {
+    return await body(store);
+  } finally {
+    await store.close();
+  }
+}
+
+const unknown = (id: string) => new UsageError(`no credential ${id} in this database`, { showUsage: false });
+
+function table(credentials: readonly CredentialInfo[]): string {
+  const header = ['ID', 'NAMESPACE', 'APPLICATION', 'PERMISSIONS', 'QUEUES', 'CREATED', 'REVOKED'];
+  const rows = credentials.map((c) => [
+    c.credential_id,
+    c.namespace,
+    c.application,
+    c.permissions.join(',') || '-',
+    Object.keys(c.queue_ids).join(',') || '-',
+    c.created_at,
+    c.revoked_at ?? (c.previous_token_expires_at ? `- (previous token until ${c.previous_token_expires_at})` : '-'),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+export type CredentialsRequest =
+  | { readonly command: 'list'; readonly namespace?: string; readonly json: boolean; readonly where: DatabaseOptions }
+  | { readonly command: 'revoke'; readonly id: string; readonly json: boolean; readonly where: DatabaseOptions }
+  | { readonly command: 'rotate'; readonly id: string; readonly graceMs: number; readonly json: boolean; readonly where: DatabaseOptions };
+
+const where = (values: { database?: string | undefined; config?: string | undefined }): DatabaseOptions => ({
+  ...(values.database !== undefined ? { database: values.database } : {}),
+  ...(values.config !== undefined ? { config: values.config } : {}),
+});
+
+/** Checks the command line without touching the database: a UsageError (or parseArgs' error) for anything wrong. */
+export function parseCredentialsArgs(args: readonly string[]): CredentialsRequest {
+  const [command, ...rest] = args;
+  if (command === 'list') {
+    const { values } = parseArgs({ args: rest, options: { ...COMMON, namespace: { type: 'string' } }, strict: true });
+    if (values.namespace === '') throw new UsageError('--namespace needs a NAME');
+    return {
+      command,
+      json: values.json === true,
+      where: where(values),
+      ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+    };
+  }
+  if (command === 'revoke') {
+    const { values, positionals } = parseArgs({ args: rest, options: COMMON, strict: true, allowPositionals: true });
+    return { command, id: credentialId(positionals, command), json: values.json === true, where: where(values) };
+  }
+  if (command === 'rotate') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { ...COMMON, 'grace-seconds': { type: 'string' } },
+      strict: true,
+      allowPositionals: true,
+    });
+    const id = credentialId(positionals, command);
+    const grace = values['grace-seconds'] ?? '0';
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(grace) || Number(grace) > MAX_GRACE_SECONDS)
+      throw new UsageError(`--grace-seconds must be an integer from 0 to ${MAX_GRACE_SECONDS}, got "${grace}"`);
+    return { command, id, graceMs: Number(grace) * 1000, json: values.json === true, where: where(values) };
+  }
+  throw new UsageError(command ? `unknown credentials command "${command}"` : 'orbit credentials needs a command: list, revoke or rotate');
+}
+
+async function list(request: Extract<CredentialsRequest, { command: 'list' }>, databaseUrl: DatabaseUrl): Promise<void> {
+  const credentials = await withStore(request.where, databaseUrl, (store) =>
+    store.listCredentials(request.namespace === undefined ? {} : { namespace: request.namespace }),
+  );
+  if (credentials === null) throw new UsageError(`no namespace named "${request.namespace}" in this database`, { showUsage: false });
+  console.log(request.json ? JSON.stringify({ credentials }) : credentials.length === 0 ? '(no credentials)' : table(credentials));
+}
+
+async function revoke({ id, json, where }: Extract<CredentialsRequest, { command: 'revoke' }>, databaseUrl: DatabaseUrl): Promise<void> {
+  const outcome = await withStore(where, databaseUrl, async (store) => {
+    const [found] = (await store.listCredentials({ id })) ?? [];
+    if (!found) throw unknown(id);
+    if (found.revoked_at !== null) return { credential_id: id, revoked_at: found.revoked_at, already_revoked: true };
+    await store.revokeCredential(id);
+    const [now] = (await store.listCredentials({ id }))!;
+    return { credential_id: id, revoked_at: now!.revoked_at!, already_revoked: false };
+  });
+  if (json) console.log(JSON.stringify(outcome));
+  else
+    console.log(
+      outcome.already_revoked
+        ? `credential ${id} was already revoked at ${outcome.revoked_at}`
+        : `credential ${id} revoked at ${outcome.revoked_at}: its token is refused from now on`,
+    );
+}
+
+async function rotate(
+  { id, graceMs, json, where }: Extract<CredentialsRequest, { command: 'rotate' }>,
+  databaseUrl: DatabaseUrl,
+): Promise<void> {
+  const outcome = await withStore(where, databaseUrl, (store) => store.rotateCredential(id, graceMs));
+  if (outcome.kind === 'unknown') throw unknown(id);
+  if (outcome.kind === 'revoked')
+    throw new UsageError(`credential ${id} was revoked at ${iso(outcome.revokedAt)}; a revoked credential cannot be rotated`, {
+      showUsage: false,
+    });
+  const until = outcome.previousExpiresAt === null ? null : iso(outcome.previousExpiresAt);
+  if (json) console.log(JSON.stringify({ credential_id: id, token: outcome.token, previous_token_expires_at: until }));
+  else
+    console.log(
+      [
+        `credential ${id}`,
+        `token (shown once): ${outcome.token}`,
+        until ? `the previous token works until ${until}` : 'the previous token no longer works',
+      ].join('\n'),
+    );
+}
+
+export function credentialsCommand(args: string[], databaseUrl: DatabaseUrl): Promise<void> {
+  const request = parseCredentialsArgs(args);
+  if (request.command === 'list') return list(request, databaseUrl);
+  if (request.command === 'revoke') return revoke(request, databaseUrl);
+  return rotate(request, databaseUrl);
+}

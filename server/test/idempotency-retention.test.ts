@@ -1,0 +1,207 @@
+/**
+ * Idempotency receipts have a retention window, and pruned results leave nothing behind in them
+ * (spec/README.md, Idempotency), on both stores:
+ * - receipts older than `idempotency_retention_ms` are deleted by a periodic job, oldest first in
+ *   bounded batches; a request with a forgotten key is new;
+ * - a publish receipt records its result's sequence; `orbit prune` scrubs the receipts of the
+ *   results it removes, and a replay then answers 410 EVENT_HISTORY_EXPIRED instead of appending
+ *   again (other content under the key is still IDEMPOTENCY_CONFLICT).
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RawJson, stringify } from '@orbit/spec/codec';
+import { expireReceipts } from '../src/store/idempotency.ts';
+import { publishAll } from '../src/store/publish.ts';
+import { Store } from '../src/store/store.ts';
+import { api, eventually, freshDatabase, startTestServer, STORES, type TestServer } from './harness.ts';
+import { runOrbit } from './processes.ts';
+
+const TASK = '66666666666666666666666666666666';
+
+describe.each(STORES)('idempotency receipts on %s', (kind) => {
+  let server: TestServer | undefined;
+
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+
+  async function start(env: Record<string, string> = {}) {
+    server = await startTestServer(kind, env);
+    const boot = await server.bootstrap();
+    return { server, token: boot.token, queue: boot.queue_ids.q! };
+  }
+
+  const publish = (s: TestServer, token: string, queue: string, key: string, result: string) =>
+    api(s.url, 'POST', `/v1/queues/${queue}/results`, {
+      token,
+      key,
+      rawBody: `{"type":"task.succeeded","task_id":"${TASK}","task_revision":"1","result":${result}}`,
+    });
+  const receipts = (s: TestServer) =>
+    s.orbit.store.db.all('SELECT idem_key, status, response, sequence FROM idempotency_records ORDER BY idem_key');
+  const head = async (s: TestServer) => (await s.orbit.store.logPosition()).head;
+
+  it('MUST scrub the receipt of a pruned result: a replay is 410 EVENT_HISTORY_EXPIRED and never appends again', async () => {
+    const { server, token, queue } = await start();
+    const secret = `"pruned-payload-${randomBytes(8).toString('hex')}"`;
+    const first = await publish(server, token, queue, 'k-old', `{"secret":${secret}}`);
+    expect(first.status).toBe(201);
+    const kept = await publish(server, token, queue, 'k-kept', '{"kept":true}');
+    const [old, young] = [first.json.data.event.sequence, kept.json.data.event.sequence];
+    expect((await receipts(server)).map((r) => [r.idem_key, String(r.sequence)])).toEqual([
+      ['k-kept', young],
+      ['k-old', old],
+    ]);
+
+    const pruned = await runOrbit(['prune', '--before-sequence', young, '--database', server.database.url]);
+    expect(pruned.code, pruned.stderr).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toEqual({ boundary: old, deleted: 1, receipts_scrubbed: 1 });
+
+    const stored = await receipts(server);
+    for (const r of stored) expect(String(r.response)).not.toContain(secret);
+    const headBefore = await head(server);
+    const replay = await publish(server, token, queue, 'k-old', `{"secret":${secret}}`);
+    expect(replay.status).toBe(410);
+    expect(replay.json.error.code).toBe('EVENT_HISTORY_EXPIRED');
+    expect(replay.text).not.toContain(secret);
+    expect(await head(server)).toBe(headBefore);
+    const conflicting = await publish(server, token, queue, 'k-old', '{"other":1}');
+    expect(conflicting.status).toBe(409);
+    expect(conflicting.json.error.code).toBe('IDEMPOTENCY_CONFLICT');
+    // The receipt of a result that is still in the log replays as before.
+    const again = await publish(server, token, queue, 'k-kept', '{"kept":true}');
+    expect(again.status).toBe(200);
+    expect(again.json.data).toEqual({ ...kept.json.data, deduplicated: true });
+    expect(await head(server)).toBe(headBefore);
+  });
+
+  it('MUST forget a key once idempotency_retention_ms has passed; a request with it is then new', async () => {
+    const { server, token, queue } = await start({ ORBIT_IDEMPOTENCY_RETENTION_MS: '1000', ORBIT_RETENTION_INTERVAL_MS: '100' });
+    const first = await publish(server, token, queue, 'k', '1');
+    expect(first.status).toBe(201);
+    expect((await publish(server, token, queue, 'k', '1')).status).toBe(200);
+    await eventually(async () => (await receipts(server)).length === 0, 15_000, 'the receipt to expire');
+    const later = await publish(server, token, queue, 'k', '1');
+    expect(later.status).toBe(201);
+    expect(BigInt(later.json.data.event.sequence)).toBeGreaterThan(BigInt(first.json.data.event.sequence));
+    expect(later.json.data.event.id).not.toBe(first.json.data.event.id);
+  });
+});
+
+describe.each(STORES)('receipt expiry and publish receipts in the store on %s', (kind) => {
+  it('MUST delete only receipts older than the cutoff, oldest first, in batches that say when more are waiting', async () => {
+    const database = await freshDatabase(kind);
+    const store = await Store.open(database.url);
+    try {
+      const boot = await store.bootstrap({ namespace: 'ns', application: 'app', queues: ['q'], permissions: ['results:publish'] });
+      const principal = (await store.authenticate(boot.token))!;
+      const queueId = boot.queue_ids.q!;
+      for (let i = 0; i < 5; i++)
+        await store.publishResult(principal, queueId, `k${i}`, `d${i}`, { queueId, type: 'task.failed', taskId: TASK, taskRevision: '1' });
+      // Receipt k<i> was created at 1000 + i.
+      for (let i = 0; i < 5; i++)
+        await store.db.run('UPDATE idempotency_records SET created_at = ? WHERE idem_key = ?', [1000 + i, `k${i}`]);
+      const left = async () => (await store.db.all('SELECT idem_key FROM idempotency_records ORDER BY idem_key')).map((r) => r.idem_key);
+      expect(await expireReceipts(store.db, 1004, 2)).toEqual({ deleted: 2, full: true });
+      expect(await left()).toEqual(['k2', 'k3', 'k4']);
+      expect(await expireReceipts(store.db, 1004, 2)).toEqual({ deleted: 2, full: true });
+      expect(await left()).toEqual(['k4']);
+      expect(await expireReceipts(store.db, 1004, 2)).toEqual({ deleted: 0, full: false });
+      expect(await left()).toEqual(['k4']);
+    } finally {
+      await store.close();
+      await database.drop();
+    }
+  });
+
+  it("MUST record each publish receipt's sequence, also when two nodes race on the same keys", async () => {
+    const database = await freshDatabase(kind);
+    const store = await Store.open(database.url);
+    // Several nodes share MySQL only; on SQLite one store commits every group.
+    const other = kind === 'mysql' ? await Store.open(database.url) : store;
+    try {
+      const boot = await store.bootstrap({ namespace: 'ns', application: 'app', queues: ['q'], permissions: ['results:publish'] });
+      const principal = (await store.authenticate(boot.token))!;
+      const queueId = boot.queue_ids.q!;
+      const input = (i: number) => ({
+        queueId,
+        type: 'task.succeeded' as const,
+        taskId: TASK,
+        taskRevision: '1',
+        result: new RawJson(`${i}`),
+      });
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => [
+          store.publishResult(principal, queueId, `race-${i}`, `d${i}`, input(i)),
+          other.publishResult(principal, queueId, `race-${i}`, `d${i}`, input(i)),
+        ]).flat(),
+      );
+      const sequenceOf = new Map(
+        answers.map((a) => {
+          const { event } = JSON.parse(stringify(a.data)) as { event: { sequence: string; snapshot: { result: number } } };
+          return [`race-${event.snapshot.result}`, event.sequence];
+        }),
+      );
+      const rows = await store.db.all('SELECT idem_key, sequence FROM idempotency_records');
+      expect(rows).toHaveLength(40);
+      for (const row of rows) expect(String(row.sequence), String(row.idem_key)).toBe(sequenceOf.get(String(row.idem_key)));
+    } finally {
+      if (other !== store) await other.close();
+      await store.close();
+      await database.drop();
+    }
+  });
+
+  // Another node committing one of a group's keys first sends the group down the one-by-one path.
+  if (kind === 'mysql')
+    it('MUST record the sequence when a group falls back to publishing one by one (another node took one of its keys)', async () => {
+      const database = await freshDatabase(kind);
+      const store = await Store.open(database.url);
+      const node = await Store.open(database.url);
+      try {
+        const boot = await store.bootstrap({ namespace: 'ns', application: 'app', queues: ['q'], permissions: ['results:publish'] });
+        const queueId = boot.queue_ids.q!;
+        const request = (key: string) => ({
+          scope: { credentialId: boot.credential_id, scope: `publish:${queueId}`, key, digest: `d-${key}` },
+          input: { queueId, type: 'task.succeeded' as const, taskId: TASK, taskRevision: '1' },
+        });
+        let commit!: () => void;
+        const holding = new Promise<void>((resolve) => (commit = resolve));
+        let held!: () => void;
+        const headLocked = new Promise<void>((resolve) => (held = resolve));
+        // The other node: holds the log head and writes its receipt for `taken`, as its own publish would.
+        const otherNode = node.db.transaction(async (tx) => {
+          await tx.all('SELECT head_sequence FROM result_head WHERE id = 1 FOR UPDATE');
+          await tx.run(
+            `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
+             VALUES (?, ?, 'taken', 'd-taken', 201, '{"event":{}}', ?, NULL)`,
+            [boot.credential_id, `publish:${queueId}`, Date.now()],
+          );
+          held();
+          await holding;
+        });
+        await headLocked;
+        const group = publishAll(store.db, [request('taken'), request('fresh')]);
+        // The group has read the (still empty) receipts and waits for the head: let the other node commit.
+        await eventually(
+          async () =>
+            Number((await node.db.all("SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'"))[0]!.n) > 0,
+          10_000,
+          'the group to wait for the log head',
+        );
+        commit();
+        await otherNode;
+        const [taken, fresh] = await group;
+        expect(taken).toMatchObject({ receipt: { status: 200 } });
+        expect(fresh).toMatchObject({ receipt: { status: 201 } });
+        const { event } = JSON.parse(stringify((fresh as { receipt: { data: unknown } }).receipt.data)) as { event: { sequence: string } };
+        const [row] = await store.db.all("SELECT sequence FROM idempotency_records WHERE idem_key = 'fresh'");
+        expect(String(row!.sequence)).toBe(event.sequence);
+      } finally {
+        await node.close();
+        await store.close();
+        await database.drop();
+      }
+    });
+});
