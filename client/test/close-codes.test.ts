@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { connectEvents, ConnectionClosedError, createEventConsumer, SqliteInbox, type ConsumerEvent } from '../src/index.ts';
+import { connectEvents, ConnectionClosedError, createEventConsumer, type ConsumerEvent } from '../src/index.ts';
+import { SqliteInbox } from '../src/inbox/sqlite.ts';
 
 const SUBSCRIPTION = randomBytes(16).toString('hex');
 const hex = (): string => randomBytes(16).toString('hex');
