@@ -63,7 +63,9 @@ function literal(text: string): string {
   const pieces: string[] = [];
   let rest = text;
   while (rest.length > 90) {
-    const cut = rest.lastIndexOf(' ', 90);
+    let cut = rest.lastIndexOf(' ', 90);
+    // A piece ending with the word from (or import) looks like an import statement to a line-based scanner.
+    if (/\b(from|import)$/.test(rest.slice(0, cut))) cut = rest.lastIndexOf(' ', cut - 1);
     const at = cut > 0 ? cut + 1 : 90;
     pieces.push(rest.slice(0, at));
     rest = rest.slice(at);

@@ -581,8 +581,8 @@ export const SEED_RULES = {
     sentence: 17,
     text:
       "A disconnect neither restores the old connection's identity nor deletes its leases; a new " +
-      'connection gets a new `session_id` but may reconcile ACKs with the latest proofs kept from ' +
-      'the previous connection.',
+      'connection gets a new `session_id` but may reconcile ACKs with the latest proofs kept ' +
+      'from the previous connection.',
     tags: [],
   },
   's5-18': { section: 5, sentence: 18, text: 'A node holds at most 128 event connections.', tags: [] },
