@@ -1,31 +1,40 @@
 /**
- * Writes conformance/CASES.md and conformance/case-ids.json from the case catalogue.
- * `--check` writes nothing and exits 1 when either file is out of date.
+ * Writes conformance/CASES.md and conformance/case-ids.json from the case catalogue, and
+ * conformance/src/seed-rules.ts from spec/rules.md. `--check` writes nothing and exits 1 when any
+ * of them is out of date.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ALL_CASES } from '../src/cases/index.ts';
-import { renderCatalogueJson, renderCatalogueMarkdown } from '../src/catalogue.ts';
+import { parseSeedRules, renderSeedRulesModule } from '../src/seed-rules-source.ts';
+import { biomeFormat } from './biome-format.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const files = {
-  [join(root, 'CASES.md')]: renderCatalogueMarkdown(ALL_CASES),
-  [join(root, 'case-ids.json')]: renderCatalogueJson(ALL_CASES),
-};
 const check = process.argv.includes('--check');
-let stale = 0;
-for (const [path, text] of Object.entries(files)) {
-  let current = '';
+
+function read(path: string): string {
   try {
-    current = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch {
-    // missing: stale
+    return ''; // missing: stale
   }
-  if (current === text) continue;
+}
+
+let stale = 0;
+function write(path: string, text: string): void {
+  if (read(path) === text) return;
   stale++;
   if (check) console.error(`${path} is out of date; run npm run -w conformance catalogue`);
   else writeFileSync(path, text);
 }
+
+// The rules module first: the cases import it, so the catalogue is rendered from the new one.
+const rulesModule = join(root, 'src/seed-rules.ts');
+write(rulesModule, biomeFormat(rulesModule, renderSeedRulesModule(parseSeedRules(read(join(root, '../spec/rules.md'))))));
+if (check && stale > 0) process.exit(1);
+const { ALL_CASES } = await import('../src/cases/index.ts');
+const { renderCatalogueJson, renderCatalogueMarkdown } = await import('../src/catalogue.ts');
+write(join(root, 'CASES.md'), renderCatalogueMarkdown(ALL_CASES));
+write(join(root, 'case-ids.json'), renderCatalogueJson(ALL_CASES));
 if (!check) console.log(`${ALL_CASES.length} cases; ${stale} file(s) written`);
 process.exitCode = check && stale > 0 ? 1 : 0;

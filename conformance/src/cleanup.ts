@@ -6,23 +6,37 @@
  * and consumes what is left, retrying the retire until it succeeds or time runs out. A cleanup
  * problem is reported as a note, never as a case failure.
  */
+import {
+  type DeliverFrame,
+  type Subscription,
+  validateDeliveryList,
+  validateSubscription,
+  validateSubscriptionResult,
+} from '@orbit/generated';
 import type { Role } from './config.ts';
-import type { CaseContext, Subscription } from './context.ts';
+import type { CaseContext } from './context.ts';
 import { EvidenceLog } from './evidence.ts';
-import type { EventConnection, ServerFrame } from './ws.ts';
+import type { HttpResponse } from './http.ts';
+import { type EventConnection, isDeliver, type Received, repliesTo } from './ws.ts';
 
 /** Returns a note when the subscription could not be retired, else null. */
-export function retireForCleanup(ctx: CaseContext, role: Role, id: string, proofs: ServerFrame[]): Promise<string | null> {
+export function retireForCleanup(ctx: CaseContext, role: Role, id: string, proofs: Array<Received<DeliverFrame>>): Promise<string | null> {
   // The cleanup's own traffic is not evidence of the case.
   return ctx.withEvidence(new EvidenceLog(), () => drainAndRetire(ctx, role, id, proofs));
 }
 
 type Attempt = { done: true; note: string | null } | { done: false };
 
+/** `data` of a 200 envelope when it matches `validate`, else undefined. */
+function data<T>(res: HttpResponse, validate: (v: unknown) => v is T): T | undefined {
+  const value = (res.json as { data?: unknown } | undefined)?.data;
+  return res.status === 200 && validate(value) ? value : undefined;
+}
+
 async function tryRetire(ctx: CaseContext, role: Role, id: string): Promise<Attempt> {
   const got = await ctx.get(role, `/v1/subscriptions/${id}`);
-  if (got.status !== 200) return { done: true, note: `subscription ${id}: cleanup could not read it (HTTP ${got.status})` };
-  const sub = (got.json as { data: Subscription }).data;
+  const sub: Subscription | undefined = data(got, validateSubscription);
+  if (!sub) return { done: true, note: `subscription ${id}: cleanup could not read it (HTTP ${got.status})` };
   if (sub.retired_at) return { done: true, note: null };
   let revision = sub.revision;
   if (!sub.enabled) {
@@ -31,24 +45,24 @@ async function tryRetire(ctx: CaseContext, role: Role, id: string): Promise<Atte
       enabled: true,
       reason: 'conformance cleanup',
     });
-    if (resumed.status !== 200) return { done: true, note: `subscription ${id}: cleanup could not resume it (HTTP ${resumed.status})` };
-    revision = (resumed.json as { data: { subscription: Subscription } }).data.subscription.revision;
+    const result = data(resumed, validateSubscriptionResult);
+    if (!result) return { done: true, note: `subscription ${id}: cleanup could not resume it (HTTP ${resumed.status})` };
+    revision = result.subscription.revision;
   }
   const retired = await ctx.post(role, `/v1/subscriptions/${id}:retire`, { expected_revision: revision, reason: 'conformance cleanup' });
   if (retired.status === 200) return { done: true, note: null };
-  if ((retired.json as { error?: { code?: string } } | undefined)?.error?.code !== 'STATE_CONFLICT') {
+  if (retired.errorCode !== 'STATE_CONFLICT')
     return { done: true, note: `subscription ${id}: cleanup retire answered HTTP ${retired.status} ${retired.text.slice(0, 200)}` };
-  }
   return { done: false };
 }
 
 /** Sends the ACKs and waits for their replies (or the connection's end). */
-async function ackAll(ctx: CaseContext, conn: EventConnection, frames: ServerFrame[]): Promise<void> {
+async function ackAll(ctx: CaseContext, conn: EventConnection, frames: Array<Received<DeliverFrame>>): Promise<void> {
   const ids = frames.map((f) => ctx.sendAck(conn, f));
-  for (const id of ids) if (!(await conn.poll((f) => f.reply_to === id, ctx.replyMs))) return;
+  for (const id of ids) if (!(await conn.poll(repliesTo(id), ctx.replyMs))) return;
 }
 
-async function drainAndRetire(ctx: CaseContext, role: Role, id: string, proofs: ServerFrame[]): Promise<string | null> {
+async function drainAndRetire(ctx: CaseContext, role: Role, id: string, proofs: Array<Received<DeliverFrame>>): Promise<string | null> {
   const deadline = Date.now() + Math.max(8_000, 2 * ctx.timing.leaseDurationMs + 4_000);
   let conn: EventConnection | null = null;
   try {
@@ -57,25 +71,25 @@ async function drainAndRetire(ctx: CaseContext, role: Role, id: string, proofs: 
       if (attempt.done) return attempt.note;
       if (!conn || conn.closed) {
         const ended = conn?.received.find((f) => f.type === 'error');
-        if (ended) return `subscription ${id}: cleanup cannot drain it (${ended.error?.code}: ${ended.error?.message}); left behind`;
+        if (ended?.type === 'error')
+          return `subscription ${id}: cleanup cannot drain it (${ended.error.code}: ${ended.error.message}); left behind`;
         conn = await openDrain(ctx, role, id);
         if (!conn) return `subscription ${id}: cleanup could not bind a connection to drain it`;
         await ackAll(ctx, conn, latestProofs(proofs, id));
         continue;
       }
-      const expired = await ctx.get(role, `/v1/subscriptions/${id}/deliveries?state=EXPIRED&limit=100`);
-      for (const d of (expired.json as { data?: { items?: Array<{ id: string; revision: string }> } } | undefined)?.data?.items ?? []) {
+      const expired = data(await ctx.get(role, `/v1/subscriptions/${id}/deliveries?state=EXPIRED&limit=100`), validateDeliveryList);
+      for (const d of expired?.items ?? []) {
         await ctx.post(role, `/v1/subscriptions/${id}/deliveries/${d.id}:retry`, {
           expected_revision: d.revision,
           reason: 'conformance cleanup',
           additional_attempts: 1,
         });
       }
-      const first = await conn.poll((f) => f.type === 'event.deliver', 500);
+      const first = await conn.poll(isDeliver, 500);
       if (first) {
-        const more: ServerFrame[] = [first];
-        for (let f = await conn.poll((x) => x.type === 'event.deliver', 50); f; f = await conn.poll((x) => x.type === 'event.deliver', 50))
-          more.push(f);
+        const more = [first];
+        for (let f = await conn.poll(isDeliver, 50); f; f = await conn.poll(isDeliver, 50)) more.push(f);
         await ackAll(ctx, conn, more);
       }
     }
@@ -99,11 +113,11 @@ async function openDrain(ctx: CaseContext, role: Role, id: string): Promise<Even
 }
 
 /** The newest proof (highest lease epoch) of each delivery of subscription `id`. */
-function latestProofs(frames: ServerFrame[], id: string): ServerFrame[] {
-  const latest = new Map<string, ServerFrame>();
+function latestProofs(frames: Array<Received<DeliverFrame>>, id: string): Array<Received<DeliverFrame>> {
+  const latest = new Map<string, Received<DeliverFrame>>();
   for (const f of frames) {
-    const d = f.body?.delivery;
-    if (!d || d.subscription_id !== id) continue;
+    const d = f.body.delivery;
+    if (d.subscription_id !== id) continue;
     const prev = latest.get(d.id);
     if (!prev || BigInt(prev.body.delivery.lease_epoch) < BigInt(d.lease_epoch)) latest.set(d.id, f);
   }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { parseStrict } from '@orbit/spec/codec';
-import { FEATURES, type Feature } from './case.ts';
+import { FEATURES, type Feature } from './features.ts';
 
 /** The credential roles a configuration names (see README.md for what each must hold). */
 export const ROLES = {
@@ -79,6 +79,13 @@ export interface SuiteConfig {
   readonly limits: { readonly maxConnections: number };
   readonly features: readonly Feature[];
   readonly retention?: { readonly command: string };
+  /**
+   * Sets a delivery's `attempts` and `attempt_budget` directly (`{subscription_id}`,
+   * `{delivery_id}`, `{attempts}` and `{attempt_budget}` are substituted): the only way to reach the
+   * cumulative budget cap of 1000000, which a client could otherwise only approach one lease expiry
+   * at a time.
+   */
+  readonly attemptBudget?: { readonly command: string };
   readonly server?: SpawnConfig;
   readonly bootstrap?: BootstrapConfig;
   /** fast-check runs per property case. */
@@ -146,6 +153,7 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
     'limits',
     'features',
     'retention',
+    'attemptBudget',
     'server',
     'bootstrap',
     'numRuns',
@@ -210,6 +218,15 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
   }
   if (features.includes('retention') && !retention) throw new ConfigError('the feature "retention" needs retention.command');
 
+  let attemptBudget: SuiteConfig['attemptBudget'];
+  if (raw.attemptBudget !== undefined) {
+    if (!isObject(raw.attemptBudget)) throw new ConfigError('attemptBudget must be {command}');
+    only(raw.attemptBudget, 'attemptBudget', ['command']);
+    attemptBudget = { command: str(raw.attemptBudget.command, 'attemptBudget.command') };
+  }
+  if (features.includes('attempt-budget') && !attemptBudget)
+    throw new ConfigError('the feature "attempt-budget" needs attemptBudget.command');
+
   let server: SpawnConfig | undefined;
   if (raw.server !== undefined) {
     if (!isObject(raw.server)) throw new ConfigError('server must be {command, env?, startupTimeoutMs?}');
@@ -259,6 +276,7 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
     limits: { maxConnections },
     features,
     ...(retention ? { retention } : {}),
+    ...(attemptBudget ? { attemptBudget } : {}),
     ...(server ? { server } : {}),
     ...(bootstrap ? { bootstrap } : {}),
     numRuns: raw.numRuns === undefined ? 25 : int(raw.numRuns, 'numRuns', 1),

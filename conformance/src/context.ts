@@ -2,22 +2,42 @@
  * @module
  * What a case works with: HTTP with raw bytes, WebSocket with raw frames, a result publisher,
  * credentials by role, fixtures (subscriptions that are retired again after the case), checks
- * that fail with a readable message, and fast-check properties that report their seed and shrunk
- * counterexample. Everything a case sends or receives lands in its evidence.
+ * that fail with a readable message, and fast-check properties that report their seed and the
+ * request or frame they actually sent. Everything a case sends or receives lands in its evidence.
+ * Responses and frames are typed with the generated types and checked with the generated
+ * validators; nothing here restates a shape of the contract.
  */
 import { createHash } from 'node:crypto';
-import fc from 'fast-check';
-import * as validators from '@orbit/generated';
+import * as generated from '@orbit/generated';
+import type {
+  AckReplyFrame,
+  DeliverFrame,
+  DeliveryDetail,
+  DeliveryList,
+  EventDelivery,
+  Subscription,
+  SubscriptionResult,
+  Validator,
+  WelcomeFrame,
+} from '@orbit/generated';
+import {
+  validateDeliveryDetail,
+  validateDeliveryList,
+  validateErrorEnvelope,
+  validateSubscription,
+  validateSubscriptionResult,
+} from '@orbit/generated';
 import { ERROR_TABLE, type ErrorCode } from '@orbit/spec/errors';
-import { CheckFailure, SkipSignal, type ConformanceCase } from './case.ts';
+import fc from 'fast-check';
 import type { Role, SuiteConfig, Timing } from './config.ts';
-import { EvidenceLog } from './evidence.ts';
+import { CheckFailure, SkipSignal } from './errors.ts';
+import { type Evidence, EvidenceLog } from './evidence.ts';
 import { type HttpResponse, sendHttp } from './http.ts';
-import { publishResult, randomId, type PublishedEvent, type PublishInput } from './publisher.ts';
+import { type PublishedEvent, type PublishInput, publishResult, randomId } from './publisher.ts';
 import { runCommand, substitute } from './shell.ts';
-import { EventConnection, type OpenOptions, type ServerFrame, type UpgradeOutcome } from './ws.ts';
+import { type AckReply, EventConnection, isDeliver, type OpenOptions, type Received, repliesTo, type UpgradeOutcome } from './ws.ts';
 
-export type ValidatorName = keyof typeof validators & `validate${string}`;
+export type { Subscription };
 
 /** The resolved environment of one run: a configuration with its credentials and queues filled in. */
 export interface RunEnvironment {
@@ -27,26 +47,8 @@ export interface RunEnvironment {
   /** The run's seed; each property derives its own from it and the case id. */
   readonly seed: number;
   readonly numRuns: number;
-  /** A short random tag that makes names unique per run. */
+  /** A short random tag that makes names and idempotency keys unique per run. */
   readonly runTag: string;
-}
-
-export interface Subscription {
-  readonly id: string;
-  readonly queue_id: string;
-  readonly credential_id: string;
-  readonly name: string;
-  readonly revision: string;
-  readonly enabled: boolean;
-  readonly types: string[];
-  readonly cursor_sequence: string;
-  readonly pending_count: number;
-  readonly max_pending: number;
-  readonly max_attempts: number;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly retired_at?: string;
-  readonly retired_sequence?: string;
 }
 
 export interface RequestOptions {
@@ -59,7 +61,14 @@ export interface RequestOptions {
   readonly timeoutMs?: number;
 }
 
-let nameCounter = 0;
+let counter = 0;
+
+/** The name of a generated validator, for messages (`validateSubscription` -> `Subscription`). */
+const VALIDATOR_NAMES = new Map<unknown, string>(
+  Object.entries(generated)
+    .filter(([name]) => name.startsWith('validate'))
+    .map(([name, fn]) => [fn, name.slice('validate'.length)]),
+);
 
 /** JSON text with sorted member names, for order-independent comparison. */
 export function canonical(value: unknown): string {
@@ -78,6 +87,16 @@ export function propertySeed(runSeed: number, caseId: string): number {
   return createHash('sha256').update(`${runSeed}:${caseId}`).digest().readUInt32BE(0) & 0x7fffffff;
 }
 
+/** The last thing the client sent in `items` (an HTTP request or a frame), as text. */
+export function lastSent(items: readonly Evidence[]): string {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const e = items[i]!;
+    if (e.kind === 'http') return `${e.method} ${e.target}${e.requestBody !== undefined ? ` ${e.requestBody}` : ''}`;
+    if (e.kind === 'ws-frame' && e.direction === 'sent') return `${e.binary ? '(binary frame) ' : 'frame '}${e.text}`;
+  }
+  return '(nothing was sent)';
+}
+
 export class CaseContext {
   readonly config: SuiteConfig;
   readonly timing: Timing;
@@ -88,17 +107,23 @@ export class CaseContext {
   private readonly owned: Array<{ role: Role; id: string }> = [];
   /** Problems found while cleaning up (reported, never a failure). */
   readonly cleanupNotes: string[] = [];
+  /** What a MAY case observed (its `info` outcome), or a remark of any case. */
+  readonly observations: string[] = [];
 
   constructor(
     readonly env: RunEnvironment,
-    readonly caseDef: ConformanceCase,
+    readonly caseId: string,
     readonly evidence: EvidenceLog = new EvidenceLog(),
   ) {
     this.config = env.config;
     this.timing = env.config.timing;
     this.currentLog = evidence;
-    for (const [role, credential] of Object.entries(env.config.credentials))
-      if (credential) evidence.redact(credential.token, `<token:${role}>`);
+    this.redactInto(evidence);
+  }
+
+  private redactInto(log: EvidenceLog): void {
+    for (const [role, credential] of Object.entries(this.config.credentials))
+      if (credential) log.redact(credential.token, `<token:${role}>`);
   }
 
   get log(): EvidenceLog {
@@ -143,9 +168,20 @@ export class CaseContext {
     throw new SkipSignal(reason);
   }
 
+  /** Records what the case observed: the message of an `info` outcome. */
+  observe(text: string): void {
+    this.observations.push(text);
+    this.log.note(`observed: ${text}`);
+  }
+
   /** A subscription name unique to this run. */
   name(prefix = 'cf'): string {
-    return `${prefix}-${this.env.runTag}-${++nameCounter}`;
+    return `${prefix}-${this.env.runTag}-${++counter}`;
+  }
+
+  /** An Idempotency-Key unique to this run, so that a rerun against the same server never replays it. */
+  key(prefix = 'cf'): string {
+    return `${prefix}-${this.env.runTag}-${randomId()}`;
   }
 
   /** Time to wait for a reply frame or a state change that should be immediate. */
@@ -167,7 +203,7 @@ export class CaseContext {
    * A "nothing happens" window that ends before the lease of `deliver` could run out (so a
    * legitimate redelivery never counts against the server); 0 when too little time is left.
    */
-  quietWithinLease(deliver: ServerFrame): number {
+  quietWithinLease(deliver: Received<DeliverFrame>): number {
     const left = deliver.$at + Math.floor(this.timing.leaseDurationMs * 0.8) - Date.now();
     const ms = Math.max(0, Math.min(this.quietMs, left));
     if (ms < this.quietMs) this.log.note(`quiet window shortened to ${ms} ms to stay within the lease`);
@@ -179,9 +215,26 @@ export class CaseContext {
     return 2 * this.timing.leaseDurationMs + this.timing.redeliveryBackoffMs + 5_000;
   }
 
+  /**
+   * Skips the case when the lease the server actually granted (its `lease_until`, read against
+   * the deliver frame's arrival) runs out later than the case can wait: a case that waits for an
+   * expiry could otherwise only time out, or pass without testing anything.
+   */
+  requireLeaseWithin(deliver: Received<DeliverFrame>, budgetMs: number): void {
+    const until = Date.parse(deliver.body.delivery.lease_until ?? '');
+    const lease = Number.isFinite(until) ? until - Date.parse(deliver.body.delivery.created_at) : Number.NaN;
+    const granted = Math.max(Number.isFinite(lease) ? lease : 0, 0);
+    if (granted > budgetMs)
+      this.skip(
+        `the server granted a lease of about ${granted} ms (lease_until ${deliver.body.delivery.lease_until}); this case can wait ` +
+          `${budgetMs} ms: ` +
+          `start the server with a shorter lease and set timing.leaseDurationMs to it`,
+      );
+  }
+
   // --- checks -------------------------------------------------------------------------------
 
-  check(condition: unknown, message: string): void {
+  check(condition: unknown, message: string): asserts condition {
     if (!condition) throw new CheckFailure(message);
   }
 
@@ -192,55 +245,52 @@ export class CaseContext {
   }
 
   /** Checks `value` against a generated validator (`validateSubscription`, ...). */
-  validate(name: ValidatorName, value: unknown, what: string): void {
-    const validate = validators[name] as ((v: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null };
-    if (!validate(value)) {
-      const e = validate.errors?.[0];
-      throw new CheckFailure(
-        `${what} does not match ${name.slice('validate'.length)}: ${e?.instancePath || '(root)'} ${e?.message ?? ''}: ${JSON.stringify(value)?.slice(0, 400)}`,
-      );
-    }
+  validate<T>(validator: Validator<T>, value: unknown, what: string): asserts value is T {
+    if (validator(value)) return;
+    const e = validator.errors?.[0];
+    throw new CheckFailure(
+      `${what} does not match ${VALIDATOR_NAMES.get(validator) ?? 'the schema'}: ${e?.instancePath || '(root)'} ${e?.message ?? ''}: ` +
+        `${JSON.stringify(value)?.slice(0, 400)}`,
+    );
   }
 
   private describe(res: HttpResponse): string {
     return `HTTP ${res.status} ${res.text.slice(0, 300)}`;
   }
 
-  /** A successful envelope with `status`; returns `data`. Validates `data` when a validator is named. */
-  expectData(res: HttpResponse, status: number, what: string, validator?: ValidatorName): any {
+  /** A successful envelope with `status`; returns `data`, checked by `validator`. */
+  expectData<T>(res: HttpResponse, status: number, what: string, validator: Validator<T>): T {
     if (res.status !== status) throw new CheckFailure(`${what}: expected HTTP ${status}, got ${this.describe(res)}`);
     const body = res.json as { request_id?: unknown; data?: unknown } | undefined;
     if (!body || typeof body !== 'object' || !('data' in body))
       throw new CheckFailure(`${what}: expected a {request_id, data} envelope, got ${res.text.slice(0, 300)}`);
-    if (validator) this.validate(validator, body.data, `${what}: data`);
+    this.validate(validator, body.data, `${what}: data`);
     return body.data;
   }
 
   /** An error envelope with the seed's status for `code`. */
   expectError(res: HttpResponse, code: ErrorCode, what: string): void {
     const status = ERROR_TABLE[code].status;
-    const body = res.json as { error?: { code?: unknown } } | undefined;
-    if (res.status !== status || body?.error?.code !== code) {
+    if (res.status !== status || res.errorCode !== code) {
       throw new CheckFailure(`${what}: expected HTTP ${status} ${code}, got ${this.describe(res)}`);
     }
-    this.validate('validateErrorEnvelope', res.json, `${what}: the error body`);
+    this.validate(validateErrorEnvelope, res.json, `${what}: the error body`);
   }
 
   /** An error envelope with any of `codes` (where the seed leaves the choice open). */
   expectOneOf(res: HttpResponse, codes: readonly ErrorCode[], what: string): ErrorCode {
-    const code = (res.json as { error?: { code?: unknown } } | undefined)?.error?.code as ErrorCode | undefined;
-    const match = codes.find((c) => c === code && ERROR_TABLE[c].status === res.status);
+    const match = codes.find((c) => c === res.errorCode && ERROR_TABLE[c].status === res.status);
     if (!match)
       throw new CheckFailure(
         `${what}: expected one of ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(', ')}, got ${this.describe(res)}`,
       );
-    this.validate('validateErrorEnvelope', res.json, `${what}: the error body`);
+    this.validate(validateErrorEnvelope, res.json, `${what}: the error body`);
     return match;
   }
 
   /** An error frame with `code`. */
-  expectFrameError(frame: ServerFrame, code: ErrorCode, what: string): void {
-    if (frame.type !== 'error' || frame.error?.code !== code)
+  expectFrameError(frame: Received, code: ErrorCode, what: string): void {
+    if (frame.type !== 'error' || frame.error.code !== code)
       throw new CheckFailure(`${what}: expected an error frame ${code}, got ${frame.$text}`);
   }
 
@@ -249,9 +299,9 @@ export class CaseContext {
    * `codes`, or the connection closed with 1008 (an invalid envelope). Returns which.
    */
   async expectRefused(conn: EventConnection, messageId: string, codes: readonly ErrorCode[], what: string): Promise<'error' | 'closed'> {
-    const frame = await conn.poll((f) => f.reply_to === messageId, this.replyMs);
+    const frame = await conn.poll(repliesTo(messageId), this.replyMs);
     if (frame) {
-      if (frame.type !== 'error' || !codes.includes(frame.error?.code as ErrorCode))
+      if (frame.type !== 'error' || !codes.includes(frame.error.code))
         throw new CheckFailure(`${what}: expected an error frame ${codes.join(' or ')} or a 1008 close, got ${frame.$text}`);
       return 'error';
     }
@@ -320,7 +370,7 @@ export class CaseContext {
 
   /** A POST with a fresh Idempotency-Key unless `options.key` is given. */
   post(role: Role | null, target: string, body: unknown, options: RequestOptions = {}): Promise<HttpResponse> {
-    return this.request(role, 'POST', target, { key: `cf-${randomId()}`, ...options, body });
+    return this.request(role, 'POST', target, { key: this.key(), ...options, body });
   }
 
   // --- fixtures -----------------------------------------------------------------------------
@@ -335,21 +385,21 @@ export class CaseContext {
     if (!this.owned.some((o) => o.id === id)) this.owned.push({ role, id });
   }
 
+  /** Owns the subscription a (possibly wrongly) successful create response carries, if any. */
+  ownCreated(role: Role, res: HttpResponse): void {
+    const id = (res.json as { data?: { subscription?: { id?: unknown } } } | undefined)?.data?.subscription?.id;
+    if (res.status >= 200 && res.status < 300 && typeof id === 'string') this.own(role, id);
+  }
+
   /** Creates a subscription (201 expected) owned by `role` and retired after the case. */
   async createSubscription(fields: Record<string, unknown> = {}, role: Role = 'full'): Promise<Subscription> {
     const res = await this.post(role, '/v1/subscriptions', this.subscriptionBody(fields));
-    if (res.status === 201) this.own(role, (res.json as { data: { subscription: Subscription } }).data.subscription.id);
-    const data = this.expectData(res, 201, 'setup: create a subscription', 'validateSubscriptionResult');
-    return data.subscription as Subscription;
+    this.ownCreated(role, res);
+    return this.expectData(res, 201, 'setup: create a subscription', validateSubscriptionResult).subscription;
   }
 
   async getSubscription(id: string, role: Role = 'full'): Promise<Subscription> {
-    return this.expectData(
-      await this.get(role, `/v1/subscriptions/${id}`),
-      200,
-      `GET /v1/subscriptions/${id}`,
-      'validateSubscription',
-    ) as Subscription;
+    return this.expectData(await this.get(role, `/v1/subscriptions/${id}`), 200, `GET /v1/subscriptions/${id}`, validateSubscription);
   }
 
   /** Pauses or resumes with the current revision; returns the new snapshot. */
@@ -360,21 +410,33 @@ export class CaseContext {
       enabled,
       reason: 'conformance',
     });
-    return this.expectData(res, 200, `configure enabled=${enabled}`, 'validateSubscriptionResult').subscription as Subscription;
+    return this.expectData(res, 200, `configure enabled=${enabled}`, validateSubscriptionResult).subscription;
   }
 
-  async deliveryDetail(subscriptionId: string, deliveryId: string, role: Role = 'full'): Promise<{ delivery: any; event: any }> {
+  /** Retires with the current revision (200 expected). */
+  async retire(id: string, role: Role = 'full'): Promise<SubscriptionResult> {
+    const current = await this.getSubscription(id, role);
+    const res = await this.post(role, `/v1/subscriptions/${id}:retire`, { expected_revision: current.revision, reason: 'conformance' });
+    return this.expectData(res, 200, 'retire', validateSubscriptionResult);
+  }
+
+  async deliveryDetail(subscriptionId: string, deliveryId: string, role: Role = 'full'): Promise<DeliveryDetail> {
     const res = await this.get(role, `/v1/subscriptions/${subscriptionId}/deliveries/${deliveryId}`);
-    return this.expectData(res, 200, `GET delivery ${deliveryId}`, 'validateDeliveryDetail');
+    return this.expectData(res, 200, `GET delivery ${deliveryId}`, validateDeliveryDetail);
   }
 
-  async listDeliveries(subscriptionId: string, query = '', role: Role = 'full'): Promise<{ items: any[]; next_cursor?: string }> {
+  async listDeliveries(subscriptionId: string, query = '', role: Role = 'full'): Promise<DeliveryList> {
     const res = await this.get(role, `/v1/subscriptions/${subscriptionId}/deliveries${query ? `?${query}` : ''}`);
-    return this.expectData(res, 200, `list deliveries ${query}`, 'validateDeliveryList');
+    return this.expectData(res, 200, `list deliveries ${query}`, validateDeliveryList);
   }
 
   /** Polls the delivery until its state is `state`. */
-  async waitForDeliveryState(subscriptionId: string, deliveryId: string, state: string, timeoutMs: number): Promise<any> {
+  async waitForDeliveryState(
+    subscriptionId: string,
+    deliveryId: string,
+    state: EventDelivery['state'],
+    timeoutMs: number,
+  ): Promise<EventDelivery> {
     return this.eventually(
       async () => {
         const detail = await this.deliveryDetail(subscriptionId, deliveryId);
@@ -382,7 +444,7 @@ export class CaseContext {
       },
       timeoutMs,
       `delivery ${deliveryId} to become ${state}`,
-      200,
+      100,
     );
   }
 
@@ -396,20 +458,38 @@ export class CaseContext {
         primaryQueue: this.queue,
         cwd: this.config.cwd,
         vars: this.env.vars,
+        keyPrefix: `cf-pub-${this.env.runTag}`,
       },
       input,
       this.log,
     );
   }
 
+  /** Runs a command of the configuration with `{placeholders}`; a non-zero exit fails the case as a setup error. */
+  private async configured(what: string, template: string, vars: Record<string, string>): Promise<void> {
+    const command = substitute(template, { ...this.env.vars, ...vars });
+    const env = Object.fromEntries(Object.entries(vars).map(([k, v]) => [`ORBIT_CONFORMANCE_${k.toUpperCase()}`, v]));
+    const result = await runCommand(command, { cwd: this.config.cwd, env });
+    this.log.note(`${what} command exited ${result.code}: ${result.stdout}${result.stderr}`);
+    if (result.code !== 0)
+      throw new CheckFailure(`setup: the ${what} command failed (exit ${result.code}): ${result.stderr.slice(0, 300)}`);
+  }
+
   /** Runs the retention command: results below `beforeSequence` are removed. */
   async prune(beforeSequence: string): Promise<void> {
     const retention = this.config.retention ?? this.skip('the configuration has no retention.command');
-    const command = substitute(retention.command, { ...this.env.vars, before_sequence: beforeSequence });
-    const result = await runCommand(command, { cwd: this.config.cwd, env: { ORBIT_CONFORMANCE_BEFORE_SEQUENCE: beforeSequence } });
-    this.log.note(`retention command (before ${beforeSequence}) exited ${result.code}: ${result.stdout}${result.stderr}`);
-    if (result.code !== 0)
-      throw new CheckFailure(`setup: the retention command failed (exit ${result.code}): ${result.stderr.slice(0, 300)}`);
+    await this.configured('retention', retention.command, { before_sequence: beforeSequence });
+  }
+
+  /** Runs the attempt-budget command: the delivery's attempts and attempt_budget are set directly. */
+  async setAttemptBudget(subscriptionId: string, deliveryId: string, attempts: number, budget: number): Promise<void> {
+    const hook = this.config.attemptBudget ?? this.skip('the configuration has no attemptBudget.command');
+    await this.configured('attempt-budget', hook.command, {
+      subscription_id: subscriptionId,
+      delivery_id: deliveryId,
+      attempts: String(attempts),
+      attempt_budget: String(budget),
+    });
   }
 
   // --- WebSocket ----------------------------------------------------------------------------
@@ -445,31 +525,26 @@ export class CaseContext {
     capacity = 1,
     role: Role = 'full',
     options: { keepAlive?: boolean } = {},
-  ): Promise<{ conn: EventConnection; welcome: ServerFrame }> {
+  ): Promise<{ conn: EventConnection; welcome: Received<WelcomeFrame> }> {
     const conn = await this.connect(role);
     const welcome = await conn.hello(subscriptionId, capacity, this.replyMs);
     if (welcome.type !== 'events.welcome') throw new CheckFailure(`setup: expected events.welcome, got ${welcome.$text}`);
-    if (options.keepAlive !== false) {
-      const interval = Number(welcome.body?.heartbeat_interval_ms);
+    if (options.keepAlive !== false)
       conn.startHeartbeat(
-        Math.min(
-          Number.isFinite(interval) && interval > 0 ? interval : this.timing.heartbeatIntervalMs,
-          Math.floor(this.timing.idleTimeoutMs / 3),
-        ),
+        Math.min(welcome.body.heartbeat_interval_ms || this.timing.heartbeatIntervalMs, Math.floor(this.timing.idleTimeoutMs / 3)),
       );
-    }
     return { conn, welcome };
   }
 
   /** The next event.deliver on `conn`. */
-  deliver(conn: EventConnection, timeoutMs = this.deliverMs, what = 'an event.deliver'): Promise<ServerFrame> {
-    return conn.next((f) => f.type === 'event.deliver', timeoutMs, what);
+  deliver(conn: EventConnection, timeoutMs = this.deliverMs, what = 'an event.deliver'): Promise<Received<DeliverFrame>> {
+    return conn.next(isDeliver, timeoutMs, what);
   }
 
   /** Sends event.ack with the proof of `deliver` (fields overridable); returns the message_id. */
   sendAck(
     conn: EventConnection,
-    deliver: ServerFrame,
+    deliver: Received<DeliverFrame>,
     override: Partial<{ delivery_id: unknown; epoch: unknown; lease_secret: unknown }> = {},
   ): string {
     return conn.send('event.ack', {
@@ -480,21 +555,28 @@ export class CaseContext {
     });
   }
 
-  /** ACKs `deliver` on `conn` and returns the reply frame. */
-  async ack(conn: EventConnection, deliver: ServerFrame, override: Parameters<CaseContext['sendAck']>[2] = {}): Promise<ServerFrame> {
-    return conn.reply(this.sendAck(conn, deliver, override), this.replyMs, 'a reply to event.ack');
+  /** ACKs `deliver` on `conn` and returns the reply frame (an ack or an error). */
+  ack(conn: EventConnection, deliver: Received<DeliverFrame>, override: Parameters<CaseContext['sendAck']>[2] = {}): Promise<AckReply> {
+    return conn.ackReply(this.sendAck(conn, deliver, override), this.replyMs);
+  }
+
+  /** ACKs `deliver` and fails unless the reply is an ack; returns it. */
+  async acked(conn: EventConnection, deliver: Received<DeliverFrame>, what = 'ACK'): Promise<Received<AckReplyFrame>> {
+    const reply = await this.ack(conn, deliver);
+    if (reply.type !== 'ack') throw new CheckFailure(`${what}: expected an ack reply, got ${reply.$text}`);
+    return reply;
   }
 
   /**
    * The newest event.deliver of the same delivery seen on any connection of the case: where a
    * slow run let the lease run out and the delivery was sent again, this is the proof to use.
    */
-  latest(deliver: ServerFrame): ServerFrame {
+  latest(deliver: Received<DeliverFrame>): Received<DeliverFrame> {
     let best = deliver;
     for (const c of this.allConnections) {
       for (const f of c.received) {
         if (
-          f.type === 'event.deliver' &&
+          isDeliver(f) &&
           f.body.delivery.id === deliver.body.delivery.id &&
           BigInt(f.body.delivery.lease_epoch) > BigInt(best.body.delivery.lease_epoch)
         )
@@ -503,9 +585,15 @@ export class CaseContext {
     }
     if (best !== deliver)
       this.log.note(
-        `the lease of ${deliver.body.delivery.id} ran out during the case; using the newer proof of epoch ${best.body.delivery.lease_epoch}`,
+        `the lease of ${deliver.body.delivery.id} ran out during the case; using the newer proof of epoch ` +
+          `${best.body.delivery.lease_epoch}`,
       );
     return best;
+  }
+
+  /** Every event.deliver received on any connection of the case (the proofs cleanup ACKs). */
+  deliveries(): Array<Received<DeliverFrame>> {
+    return this.allConnections.flatMap((c) => c.received.filter(isDeliver));
   }
 
   /** Every server-frame violation seen on this case's connections. */
@@ -517,11 +605,11 @@ export class CaseContext {
 
   /**
    * Runs a fast-check property; `predicate` throws (a CheckFailure) when the server misbehaves.
-   * On failure the case fails with the seed, the shrunk counterexample and the evidence of the
-   * last failing run only.
+   * On failure the case fails with the request or frame the failing run sent last (after
+   * shrinking), the seed and the replay line, and the evidence of that run only.
    */
   async property<T>(arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>, options: { numRuns?: number } = {}): Promise<void> {
-    const seed = propertySeed(this.env.seed, this.caseDef.id);
+    const seed = propertySeed(this.env.seed, this.caseId);
     const numRuns = options.numRuns ?? this.env.numRuns;
     const outer = this.currentLog;
     let lastFailure: EvidenceLog | null = null;
@@ -530,8 +618,7 @@ export class CaseContext {
       fc.asyncProperty(arbitrary, async (value) => {
         runs++;
         const runLog = new EvidenceLog();
-        for (const [role, credential] of Object.entries(this.config.credentials))
-          if (credential) runLog.redact(credential.token, `<token:${role}>`);
+        this.redactInto(runLog);
         this.currentLog = runLog;
         const mark = this.connections.length;
         try {
@@ -547,20 +634,22 @@ export class CaseContext {
       { seed, numRuns, plugins: [fc.interruptAfterTimeLimit(45_000, { failOnInterrupt: true })] },
     );
     outer.note(`property: ${runs} runs (numRuns ${numRuns}, seed ${seed})`);
+    const replay = `replay: --seed ${this.env.seed} --num-runs ${numRuns} --only ${this.caseId}`;
     if (!details.failed) return;
-    if (details.counterexample === null) {
-      throw new CheckFailure(
-        `property stopped after ${details.numRuns} run(s) without a counterexample (time limit of 45 s); replay: --seed ${this.env.seed} --only ${this.caseDef.id}`,
-      );
-    }
-    const counterexample = fc.stringify(details.counterexample);
+    if (details.counterexample === null)
+      throw new CheckFailure(`property stopped after ${details.numRuns} run(s) without a counterexample (time limit of 45 s); ${replay}`);
+    const failing = (lastFailure as EvidenceLog | null)?.items ?? [];
+    const sent = lastSent(failing);
+    const value = fc.stringify(details.counterexample);
     const failure = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
-    outer.note(`evidence of the shrunk counterexample ${counterexample}:`);
-    for (const item of (lastFailure as EvidenceLog | null)?.items ?? []) outer.add(item);
+    outer.note(`evidence of the shrunk counterexample (generated value ${value}):`);
+    for (const item of failing) outer.add(item);
     throw new CheckFailure(
-      `property failed after ${details.numRuns} run(s) and ${details.numShrinks} shrink(s); counterexample: ${counterexample}\n${failure}\n` +
-        `replay: --seed ${this.env.seed} --only ${this.caseDef.id} (property seed ${details.seed}, path ${details.counterexamplePath})`,
-      { seed: details.seed, path: details.counterexamplePath, counterexample, numRuns: details.numRuns, numShrinks: details.numShrinks },
+      `property failed after ${details.numRuns} run(s) and ${details.numShrinks} shrink(s); counterexample, as sent: ` +
+        `${sent}\n${failure}\n` +
+        `${replay} (property seed ${details.seed}, path ${details.counterexamplePath})`,
+      'assert',
+      { seed: details.seed, path: details.counterexamplePath, sent, value, numRuns: details.numRuns, numShrinks: details.numShrinks },
     );
   }
 
@@ -571,8 +660,10 @@ export class CaseContext {
   }
 
   /** Closes connections and retires every subscription the case created (see `cleanup.ts`). */
-  async teardown(retire: (ctx: CaseContext, role: Role, id: string, proofs: ServerFrame[]) => Promise<string | null>): Promise<void> {
-    const proofs = this.allConnections.flatMap((c) => c.received.filter((f) => f.type === 'event.deliver'));
+  async teardown(
+    retire: (ctx: CaseContext, role: Role, id: string, proofs: Array<Received<DeliverFrame>>) => Promise<string | null>,
+  ): Promise<void> {
+    const proofs = this.deliveries();
     await this.closeConnections();
     for (const { role, id } of this.owned.splice(0).reverse()) {
       try {

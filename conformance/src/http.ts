@@ -8,6 +8,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseStrict } from '@orbit/spec/codec';
+import { NetworkError } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
 
 export interface HttpRequest {
@@ -38,7 +39,7 @@ export class HttpResponse {
   }
 
   /** The body parsed as strict JSON, or undefined when it is not. */
-  get json(): any {
+  get json(): unknown {
     const parsed = this.parse();
     return 'value' in parsed ? parsed.value : undefined;
   }
@@ -60,8 +61,14 @@ export class HttpResponse {
     return this.parsed;
   }
 
+  /** The `error.code` of an error envelope, if the body is one. */
+  get errorCode(): string | undefined {
+    const code = (this.json as { error?: { code?: unknown } } | undefined)?.error?.code;
+    return typeof code === 'string' ? code : undefined;
+  }
+
   /** Parses again keeping the values at `paths` as exact JSON text (`RawJson`). */
-  parseRaw(paths: ReadonlyArray<ReadonlyArray<string>>): any {
+  parseRaw(paths: ReadonlyArray<ReadonlyArray<string>>): unknown {
     return parseStrict(this.text, { raw: paths });
   }
 }
@@ -71,7 +78,7 @@ export function basePath(baseUrl: string): string {
   return new URL(baseUrl).pathname.replace(/\/+$/, '');
 }
 
-/** Sends one request and reads the whole response. Rejects on network errors and on timeout. */
+/** Sends one request and reads the whole response. Rejects with a `NetworkError` on network errors and on timeout. */
 export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): Promise<HttpResponse> {
   const url = new URL(baseUrl);
   const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body, 'utf8') : Buffer.from(req.body);
@@ -107,7 +114,7 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', (error) => {
           record({ error: String(error) });
-          reject(error);
+          reject(new NetworkError(`${req.method} ${req.target}`, error));
         });
         res.on('end', () => {
           const response = new HttpResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks));
@@ -125,7 +132,7 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
     );
     clientRequest.on('error', (error) => {
       record({ error: String(error.message) });
-      reject(error);
+      reject(new NetworkError(`${req.method} ${req.target}`, error));
     });
     clientRequest.end(body);
   });

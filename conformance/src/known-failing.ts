@@ -1,18 +1,36 @@
 /**
  * @module
- * The expected-failures ratchet (as in connectrpc/conformance): a text file of case-id patterns
- * (`*` is a wildcard), one per line, each with a reason, either after `#` on the same line or in
- * the comment lines directly above it. A listed case that fails is reported as known; a listed
- * case that passes fails the run as stale, so the list only ever shrinks. An entry that matches
- * no case is an error (a typo would silently list nothing).
+ * The expected-failures ratchet (as in connectrpc/conformance), made precise: each line names a
+ * case (a case-id pattern, `*` a wildcard) and the failure it expects, either a message pattern
+ * (`/regex/flags`, matched against the failure message) or a failure kind (`timeout`, `network`,
+ * `frames`, `setup`, `assert`), and gives a reason after `#` on the same line or in the comment
+ * lines directly above it.
+ *
+ * A listed case that fails *as listed* is known; one that fails in another way is a new failure;
+ * one that passes fails the run as stale, so the list only ever shrinks. An entry that matches no
+ * case is an error (a typo would silently list nothing). The known-flaky file has the same format:
+ * a matching failure is reported as flaky and does not fail the run, and a pass is just a pass.
  */
 import { readFileSync } from 'node:fs';
-import { globToRegExp } from './case.ts';
+import { FAILURE_KINDS, type FailureKind } from './errors.ts';
+import { globToRegExp } from './patterns.ts';
+
+export type FailureMatcher =
+  | { readonly kind: 'message'; readonly regex: RegExp }
+  | { readonly kind: 'failure'; readonly failure: FailureKind };
 
 export interface KnownFailingEntry {
   readonly pattern: string;
+  readonly matcher: FailureMatcher;
   readonly reason: string;
   readonly line: number;
+  readonly source: string;
+}
+
+/** What a failed case reports, for matching. */
+export interface FailureFacts {
+  readonly message: string;
+  readonly kind: FailureKind;
 }
 
 export class KnownFailingError extends Error {
@@ -21,10 +39,27 @@ export class KnownFailingError extends Error {
 
 const PATTERN = /^[a-z*][a-z0-9.*-]*$/;
 
+/** Splits `/regex/flags rest` (a `/` inside the regex is written `\/`). */
+function splitRegex(text: string): { source: string; flags: string; rest: string } | null {
+  for (let i = 1; i < text.length; i++) {
+    if (text[i] === '\\') {
+      i++;
+      continue;
+    }
+    if (text[i] !== '/') continue;
+    const flags = /^[a-z]*/.exec(text.slice(i + 1))![0];
+    const rest = text.slice(i + 1 + flags.length);
+    if (rest !== '' && !/^\s/.test(rest)) return null;
+    return { source: text.slice(1, i), flags, rest: rest.trim() };
+  }
+  return null;
+}
+
 export function parseKnownFailing(text: string, source = 'known-failing'): KnownFailingEntry[] {
   const entries: KnownFailingEntry[] = [];
   let pendingComment: string[] = [];
   for (const [index, rawLine] of text.split(/\r?\n/).entries()) {
+    const where = `${source}:${index + 1}`;
     const line = rawLine.trim();
     if (line === '') {
       pendingComment = [];
@@ -34,14 +69,35 @@ export function parseKnownFailing(text: string, source = 'known-failing'): Known
       pendingComment.push(line.replace(/^#+\s*/, ''));
       continue;
     }
-    const hash = line.indexOf('#');
-    const pattern = (hash < 0 ? line : line.slice(0, hash)).trim();
-    const inline = hash < 0 ? '' : line.slice(hash + 1).trim();
-    if (!PATTERN.test(pattern)) throw new KnownFailingError(`${source}:${index + 1}: "${pattern}" is not a case-id pattern`);
-    const reason = inline || pendingComment.join(' ').trim();
-    if (!reason)
-      throw new KnownFailingError(`${source}:${index + 1}: "${pattern}" needs a reason (a # comment on the line or directly above)`);
-    entries.push({ pattern, reason, line: index + 1 });
+    const space = line.search(/\s/);
+    const pattern = space < 0 ? line : line.slice(0, space);
+    if (!PATTERN.test(pattern)) throw new KnownFailingError(`${where}: "${pattern}" is not a case-id pattern`);
+    let rest = space < 0 ? '' : line.slice(space).trim();
+    let matcher: FailureMatcher;
+    if (rest.startsWith('/')) {
+      const split = splitRegex(rest);
+      if (!split) throw new KnownFailingError(`${where}: the message pattern ${rest} does not end with "/"`);
+      try {
+        matcher = { kind: 'message', regex: new RegExp(split.source, split.flags) };
+      } catch (error) {
+        throw new KnownFailingError(
+          `${where}: the message pattern /${split.source}/ is not a valid regular expression: ${(error as Error).message}`,
+        );
+      }
+      rest = split.rest;
+    } else {
+      const word = /^[a-z]+/.exec(rest)?.[0];
+      if (!word || !(FAILURE_KINDS as readonly string[]).includes(word))
+        throw new KnownFailingError(
+          `${where}: "${pattern}" must name the failure it expects: a /message pattern/ or one of ${FAILURE_KINDS.join(', ')}`,
+        );
+      matcher = { kind: 'failure', failure: word as FailureKind };
+      rest = rest.slice(word.length).trim();
+    }
+    if (rest !== '' && !rest.startsWith('#')) throw new KnownFailingError(`${where}: unexpected "${rest}" (a reason starts with #)`);
+    const reason = rest.replace(/^#\s*/, '') || pendingComment.join(' ').trim();
+    if (!reason) throw new KnownFailingError(`${where}: "${pattern}" needs a reason (a # comment on the line or directly above)`);
+    entries.push({ pattern, matcher, reason, line: index + 1, source });
   }
   return entries;
 }
@@ -56,15 +112,25 @@ export function loadKnownFailing(path: string): KnownFailingEntry[] {
   return parseKnownFailing(text, path);
 }
 
-/** The entry that lists `id`, if any. */
-export function knownFailingEntry(entries: readonly KnownFailingEntry[], id: string): KnownFailingEntry | undefined {
-  return entries.find((e) => globToRegExp(e.pattern).test(id));
+/** How an entry reads in a message: `line 3: /Cache-Control/`. */
+export function describeEntry(entry: KnownFailingEntry): string {
+  const what = entry.matcher.kind === 'message' ? String(entry.matcher.regex) : `a ${entry.matcher.failure} failure`;
+  return `${entry.source}:${entry.line} ${what}`;
+}
+
+/** The entries that list case `id`. */
+export function entriesFor(entries: readonly KnownFailingEntry[], id: string): KnownFailingEntry[] {
+  return entries.filter((e) => globToRegExp(e.pattern).test(id));
+}
+
+export function matchesFailure(entry: KnownFailingEntry, failure: FailureFacts): boolean {
+  return entry.matcher.kind === 'message' ? entry.matcher.regex.test(failure.message) : entry.matcher.failure === failure.kind;
 }
 
 /** Throws when an entry matches none of `ids`. */
 export function checkEntriesMatch(entries: readonly KnownFailingEntry[], ids: readonly string[]): void {
   for (const entry of entries) {
     const re = globToRegExp(entry.pattern);
-    if (!ids.some((id) => re.test(id))) throw new KnownFailingError(`known-failing line ${entry.line}: "${entry.pattern}" matches no case`);
+    if (!ids.some((id) => re.test(id))) throw new KnownFailingError(`${entry.source}:${entry.line}: "${entry.pattern}" matches no case`);
   }
 }

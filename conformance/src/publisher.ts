@@ -7,40 +7,32 @@
  * event itself) on stdout.
  */
 import { randomBytes } from 'node:crypto';
+import { type EventType, type PublishResultRequest, type ResultEvent, validateResultEvent } from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
-import { CheckFailure } from './case.ts';
 import type { PublishConfig } from './config.ts';
+import { CheckFailure } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
 import { sendHttp } from './http.ts';
 import { runCommand, substitute } from './shell.ts';
 
-export type EventType = 'task.succeeded' | 'task.failed' | 'task.cancelled' | 'task.needs_review' | 'task.requeued';
+export type { EventType };
 
-export interface PublishInput {
-  readonly type: EventType;
-  /** Default: a fresh random id. */
-  readonly task_id?: string;
-  /** Default `"1"`. */
-  readonly task_revision?: string;
-  /** Exact JSON text of `details` (an object). */
-  readonly details?: string;
-  /** Exact JSON text of `result` (any JSON value). */
-  readonly result?: string;
-  readonly effect_uncertain?: boolean;
-  readonly current_attempt_id?: string;
-  /** Default: the primary queue. */
-  readonly queueId?: string;
-}
+/**
+ * One result to publish: the seam's request (`PublishResultRequest`) with `task_id` and
+ * `task_revision` defaulted, `details` and `result` as exact JSON text, and the queue.
+ */
+export type PublishInput = Pick<PublishResultRequest, 'type'> &
+  Partial<Pick<PublishResultRequest, 'task_id' | 'task_revision' | 'effect_uncertain' | 'current_attempt_id'>> & {
+    /** Exact JSON text of `details` (an object). */
+    readonly details?: string;
+    /** Exact JSON text of `result` (any JSON value). */
+    readonly result?: string;
+    /** Default: the primary queue. */
+    readonly queueId?: string;
+  };
 
-export interface PublishedEvent {
-  readonly id: string;
-  readonly sequence: string;
-  readonly type: string;
-  readonly aggregate_id: string;
-  readonly aggregate_revision: string;
-  readonly snapshot: Record<string, unknown>;
-  readonly [key: string]: unknown;
-}
+/** The appended event, as the publisher reported it. */
+export type PublishedEvent = ResultEvent;
 
 export function randomId(): string {
   return randomBytes(16).toString('hex');
@@ -60,10 +52,11 @@ export function publishBody(input: PublishInput, taskId: string): string {
   return `{${parts.join(',')}}`;
 }
 
+/** The event of `{request_id, data: {event}}`, `{event}` or the event itself, when it is a valid ResultEvent. */
 function extractEvent(value: unknown): PublishedEvent | undefined {
-  const v = value as { data?: { event?: unknown }; event?: unknown; id?: unknown; sequence?: unknown };
-  const event = v?.data?.event ?? v?.event ?? (typeof v?.id === 'string' && typeof v?.sequence === 'string' ? v : undefined);
-  return event as PublishedEvent | undefined;
+  const v = value as { data?: { event?: unknown }; event?: unknown } | undefined;
+  const event = v?.data?.event ?? v?.event ?? value;
+  return validateResultEvent(event) ? event : undefined;
 }
 
 export interface PublisherDeps {
@@ -73,13 +66,15 @@ export interface PublisherDeps {
   readonly primaryQueue: string;
   readonly cwd: string;
   readonly vars: Readonly<Record<string, string>>;
+  /** Idempotency-Keys are `${keyPrefix}-<random>`, unique per run. */
+  readonly keyPrefix?: string;
 }
 
 export async function publishResult(deps: PublisherDeps, input: PublishInput, log?: EvidenceLog): Promise<PublishedEvent> {
   const taskId = input.task_id ?? randomId();
   const queueId = input.queueId ?? deps.primaryQueue;
   const body = publishBody(input, taskId);
-  const key = `cf-pub-${randomId()}`;
+  const key = `${deps.keyPrefix ?? 'cf-pub'}-${randomId()}`;
   if (deps.config.method === 'http') {
     if (!deps.publisherToken) throw new CheckFailure('publishing over HTTP needs credentials.publisher');
     const res = await sendHttp(

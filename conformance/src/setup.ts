@@ -1,9 +1,11 @@
 /**
  * @module
  * Turns a configuration into a runnable target. In spawn mode it starts `server.command` (with
- * `{port}` and `{tmpdir}` substituted), waits for `GET /healthz`, and runs `bootstrap.command`
- * once per role to create the credentials; otherwise it only checks that the server answers.
- * `stop()` ends the server it started (its own process group) and removes the temp directory.
+ * `{port}` and `{tmpdir}` substituted), waits for `GET /healthz` to answer 200, and runs
+ * `bootstrap.command` once per role to create the credentials; otherwise it checks that the
+ * server answers, waiting up to `waitReadyMs` for one that is still starting. `stop()` ends the
+ * server it started (its own process group) and removes the temp directory. The suite itself
+ * needs nothing of `/healthz` but a 200: what the body says is Orbit's business, not the seed's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -15,7 +17,7 @@ import { parseStrict } from '@orbit/spec/codec';
 import type { Credential, Role, SuiteConfig } from './config.ts';
 import { ConfigError, ROLES } from './config.ts';
 import type { RunEnvironment } from './context.ts';
-import { sendHttp } from './http.ts';
+import { type ServerWatch, waitReady } from './probe.ts';
 import { runCommand, substitute } from './shell.ts';
 
 /** Which namespace, application and permissions each role gets from `bootstrap.command`. */
@@ -33,6 +35,8 @@ export const BOOTSTRAP_PLAN: Readonly<
 
 export interface PreparedTarget {
   readonly env: RunEnvironment;
+  /** The server process, in spawn mode (for the runner's dead-server guard). */
+  readonly server?: ServerWatch;
   stop(): Promise<void>;
 }
 
@@ -52,16 +56,11 @@ function freePort(): Promise<number> {
   });
 }
 
-async function healthy(baseUrl: string): Promise<boolean> {
-  try {
-    const res = await sendHttp(baseUrl, { method: 'GET', target: '/healthz', timeoutMs: 2_000 });
-    return res.status === 200;
-  } catch {
-    return false;
-  }
+interface Spawned extends ServerWatch {
+  readonly child: ChildProcess;
 }
 
-function startServer(command: string, cwd: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+function startServer(command: string, cwd: string, env: Record<string, string>): Spawned {
   const child = spawn('sh', ['-c', command], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   const keep = (c: Buffer) => {
@@ -69,7 +68,12 @@ function startServer(command: string, cwd: string, env: Record<string, string>):
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  return { child, output: () => output };
+  return {
+    child,
+    exited: () =>
+      child.exitCode !== null ? `exit code ${child.exitCode}` : child.signalCode !== null ? `signal ${child.signalCode}` : null,
+    outputTail: () => output.split('\n').slice(-40).join('\n'),
+  };
 }
 
 async function stopServer(child: ChildProcess): Promise<void> {
@@ -88,28 +92,35 @@ async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function parseBootstrap(stdout: string, role: Role): { token: string; credential_id?: string; queue_ids?: Record<string, string> } {
+interface BootstrapOutput {
+  readonly token: string;
+  readonly credential_id?: string;
+  readonly queue_ids?: Record<string, string>;
+}
+
+function parseBootstrap(stdout: string, role: Role): BootstrapOutput {
   const line = stdout.trim().split('\n').filter(Boolean).pop() ?? '';
-  let value: any;
+  let value: unknown;
   try {
     value = parseStrict(line);
   } catch (error) {
     throw new SetupError(`bootstrap for role ${role} did not print JSON: ${(error as Error).message}: ${stdout.slice(0, 300)}`);
   }
-  if (typeof value?.token !== 'string') throw new SetupError(`bootstrap for role ${role} printed no token: ${line.slice(0, 300)}`);
-  return value;
+  const out = value as Partial<BootstrapOutput> | null;
+  if (typeof out?.token !== 'string') throw new SetupError(`bootstrap for role ${role} printed no token: ${line.slice(0, 300)}`);
+  return out as BootstrapOutput;
 }
 
 export async function prepareTarget(
   config: SuiteConfig,
-  options: { seed?: number; numRuns?: number; progress?: (line: string) => void } = {},
+  options: { seed?: number; numRuns?: number; waitReadyMs?: number; progress?: (line: string) => void } = {},
 ): Promise<PreparedTarget> {
   const progress = options.progress ?? (() => {});
   const dir = mkdtempSync(join(tmpdir(), 'orbit-conformance-'));
   const vars: Record<string, string> = { tmpdir: dir };
   if (config.server || config.baseUrl.includes('{port}')) vars.port = String(await freePort());
   const baseUrl = substitute(config.baseUrl, vars);
-  let server: { child: ChildProcess; output: () => string } | undefined;
+  let server: Spawned | undefined;
   const stop = async () => {
     if (server) await stopServer(server.child);
     rmSync(dir, { recursive: true, force: true });
@@ -123,18 +134,19 @@ export async function prepareTarget(
         ORBIT_CONFORMANCE_PORT: vars.port!,
         ORBIT_CONFORMANCE_TMPDIR: dir,
       });
-      const deadline = Date.now() + config.server.startupTimeoutMs;
-      while (!(await healthy(baseUrl))) {
-        if (server.child.exitCode !== null)
-          throw new SetupError(`the server exited with ${server.child.exitCode} before answering GET /healthz:\n${server.output()}`);
-        if (Date.now() > deadline)
-          throw new SetupError(
-            `GET ${baseUrl}/healthz did not answer 200 within ${config.server.startupTimeoutMs} ms:\n${server.output()}`,
-          );
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    } else if (!(await healthy(baseUrl))) {
-      throw new SetupError(`GET ${baseUrl}/healthz does not answer 200; is the server running?`);
+      const problem = await waitReady(baseUrl, config.server.startupTimeoutMs, server);
+      if (problem)
+        throw new SetupError(
+          `GET ${baseUrl}/healthz did not answer 200 within ${config.server.startupTimeoutMs} ms (${problem}):\n${server.outputTail()}`,
+        );
+    } else {
+      const waitMs = options.waitReadyMs ?? 0;
+      const problem = await waitReady(baseUrl, waitMs);
+      if (problem)
+        throw new SetupError(
+          `GET ${baseUrl}/healthz does not answer 200 (${problem})${waitMs > 0 ? ` after waiting ${waitMs} ms` : ''}; is the server ` +
+            `running? (--wait-ready SECONDS waits for one that is starting)`,
+        );
     }
 
     const credentials: Partial<Record<Role, Credential>> = { ...config.credentials };
@@ -185,7 +197,7 @@ export async function prepareTarget(
       numRuns: options.numRuns ?? config.numRuns,
       runTag: randomBytes(3).toString('hex'),
     };
-    return { env, stop };
+    return { env, ...(server ? { server } : {}), stop };
   } catch (error) {
     await stop();
     throw error;

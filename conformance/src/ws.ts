@@ -2,37 +2,75 @@
  * @module
  * A raw orbit.events.v1 client. It offers exactly the subprotocols, headers and extensions a case
  * asks for, sends any text or binary frame (valid or not), and keeps every server frame as text:
- * parsed with the strict codec and checked against the generated `serverFrame` validator. A frame
- * that is not strict JSON, is binary, or does not match the schema is a protocol violation that
- * fails the case.
+ * parsed with the strict codec and checked against the generated validator of its type. A frame
+ * that is not strict JSON, is binary, or does not match the schema is a protocol violation: it
+ * fails the case, and a case waiting for a frame stops waiting at once (the outcome is known).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import WebSocket from 'ws';
+import type { Socket } from 'node:net';
+import {
+  type AckReplyFrame,
+  type DeliverFrame,
+  type ErrorFrame,
+  type PingReplyFrame,
+  type ServerFrame,
+  type Validator,
+  validateAckReplyFrame,
+  validateDeliverFrame,
+  validateErrorFrame,
+  validatePingReplyFrame,
+  validateServerFrame,
+  validateWelcomeFrame,
+  type WelcomeFrame,
+} from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
-import { validateServerFrame } from '@orbit/generated';
-import { CheckFailure } from './case.ts';
+import WebSocket from 'ws';
+import { CheckFailure, NetworkError } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
 
 export const PROTOCOL = 'orbit.events.v1';
+export const CONNECT_PATH = '/v1/events/connect';
 
 export function newMessageId(): string {
   return randomBytes(16).toString('hex');
 }
 
-export interface ServerFrame {
-  readonly protocol_version: string;
-  readonly type: string;
-  readonly message_id: string;
-  readonly reply_to?: string;
-  readonly session_id?: string;
-  readonly body?: any;
-  readonly error?: { code: string; message: string };
+/** A server frame as received: the parsed frame plus its exact text and arrival time. */
+export type Received<F extends ServerFrame = ServerFrame> = F & {
   /** The frame exactly as received. */
   readonly $text: string;
   /** When it arrived (Date.now()). */
   readonly $at: number;
+};
+
+/** A predicate that also narrows the frame's type. */
+export type FrameGuard<F extends ServerFrame> = (f: Received) => f is Received & Received<F>;
+
+/** The request a frame answers (its reply_to), if any. */
+export function replyOf(f: Received): string | undefined {
+  return 'reply_to' in f ? f.reply_to : undefined;
 }
+
+/** Frames that answer request `messageId`. */
+export function repliesTo(messageId: string): (f: Received) => boolean {
+  return (f) => replyOf(f) === messageId;
+}
+
+export const isDeliver: FrameGuard<DeliverFrame> = (f): f is Received<DeliverFrame> => f.type === 'event.deliver';
+export const isError: FrameGuard<ErrorFrame> = (f): f is Received<ErrorFrame> => f.type === 'error';
+export const isWelcome: FrameGuard<WelcomeFrame> = (f): f is Received<WelcomeFrame> => f.type === 'events.welcome';
+
+/** An event.deliver of delivery `deliveryId` (with `epoch`, when given). */
+export function deliveryOf(deliveryId: string, epoch?: string): FrameGuard<DeliverFrame> {
+  return (f): f is Received<DeliverFrame> =>
+    f.type === 'event.deliver' && f.body.delivery.id === deliveryId && (epoch === undefined || f.body.delivery.lease_epoch === epoch);
+}
+
+/** The reply frames of a request type: what `reply()` may legitimately return. */
+export type AckReply = Received<AckReplyFrame | ErrorFrame>;
+export type PingReply = Received<PingReplyFrame | ErrorFrame>;
+export type HelloReply = Received<WelcomeFrame | ErrorFrame>;
 
 export interface OpenOptions {
   readonly token?: string | null;
@@ -53,19 +91,39 @@ export type UpgradeOutcome =
       readonly status: number;
       readonly headers: IncomingMessage['headers'];
       readonly body: string;
-      readonly json: any;
+      /** The body parsed as strict JSON, or undefined. */
+      readonly json: unknown;
     };
+
+/** The validator of one server frame type (the two `ack` bodies told apart by their members). */
+function validatorFor(value: unknown): { name: string; validate: Validator<ServerFrame> } {
+  const frame = value as { type?: unknown; body?: unknown };
+  switch (frame?.type) {
+    case 'events.welcome':
+      return { name: 'WelcomeFrame', validate: validateWelcomeFrame };
+    case 'event.deliver':
+      return { name: 'DeliverFrame', validate: validateDeliverFrame };
+    case 'error':
+      return { name: 'ErrorFrame', validate: validateErrorFrame };
+    case 'ack':
+      return typeof frame.body === 'object' && frame.body !== null && 'delivery_id' in frame.body
+        ? { name: 'AckReplyFrame', validate: validateAckReplyFrame }
+        : { name: 'PingReplyFrame', validate: validatePingReplyFrame };
+    default:
+      return { name: 'serverFrame', validate: validateServerFrame };
+  }
+}
 
 let connectionCounter = 0;
 
 export class EventConnection {
-  /** Every frame received, in order. */
-  readonly received: ServerFrame[] = [];
+  /** Every valid frame received, in order. */
+  readonly received: Received[] = [];
   /** Problems with server frames (not strict JSON, binary, schema mismatch). */
   readonly violations: string[] = [];
   closed: { code: number; reason: string } | null = null;
   sessionId: string | null = null;
-  private unread: ServerFrame[] = [];
+  private unread: Received[] = [];
   private waiters: Array<() => void> = [];
 
   private constructor(
@@ -85,7 +143,7 @@ export class EventConnection {
 
   /** Opens a connection; a refused upgrade is an outcome, not an error. */
   static open(baseUrl: string, options: OpenOptions = {}, log?: EvidenceLog): Promise<UpgradeOutcome> {
-    const target = options.target ?? '/v1/events/connect';
+    const target = options.target ?? CONNECT_PATH;
     const url = baseUrl.replace(/^http/, 'ws') + target;
     const headers: Record<string, string> = {
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
@@ -138,32 +196,43 @@ export class EventConnection {
           ws.terminate();
           resolve({ kind: 'refused', status: res.statusCode ?? 0, headers: res.headers, body, json });
         });
-        res.on('error', reject);
+        res.on('error', (error) => reject(new NetworkError(`reading the refusal of the upgrade to ${target}`, error)));
       });
-      ws.once('error', (error) => reject(new CheckFailure(`WebSocket upgrade to ${target} failed: ${error.message}`)));
+      ws.once('error', (error) => {
+        log?.add({ kind: 'ws-open', conn: id, target, requestHeaders: log.cleanHeaders(requestHeaders), status: 0, responseHeaders: {} });
+        reject(new NetworkError(`WebSocket upgrade to ${target}`, error));
+      });
     });
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     const text = data.toString('utf8');
     this.log?.add({ kind: 'ws-frame', conn: this.id, direction: 'received', text: this.log.clean(text), binary: isBinary });
-    if (isBinary) this.violations.push(`binary frame from the server: ${text.slice(0, 200)}`);
+    if (isBinary) return this.violation(`binary frame from the server: ${text.slice(0, 200)}`);
     let value: unknown;
     try {
       value = parseStrict(text);
     } catch (error) {
-      this.violations.push(`server frame is not strict JSON (${(error as Error).message}): ${text.slice(0, 300)}`);
-      return;
+      return this.violation(`server frame is not strict JSON (${(error as Error).message}): ${text.slice(0, 300)}`);
     }
-    if (!validateServerFrame(value)) {
-      const e = validateServerFrame.errors?.[0];
-      this.violations.push(`server frame does not match serverFrame (${e?.instancePath ?? ''} ${e?.message ?? ''}): ${text.slice(0, 500)}`);
+    const { name, validate } = validatorFor(value);
+    if (!validate(value)) {
+      const e = validate.errors?.[0];
+      return this.violation(
+        `server frame does not match ${name} (${e?.instancePath || '(root)'} ` +
+          `${e?.message ?? ''}${e?.params ? ` ${JSON.stringify(e.params)}` : ''}): ${text.slice(0, 500)}`,
+      );
     }
-    const frame = Object.assign(Object.create(null) as object, value as object, { $text: text, $at: Date.now() }) as ServerFrame;
+    const frame = Object.assign(Object.create(null) as object, value, { $text: text, $at: Date.now() }) as Received;
     Object.defineProperty(frame, '$text', { enumerable: false });
     Object.defineProperty(frame, '$at', { enumerable: false });
     this.received.push(frame);
     this.unread.push(frame);
+    this.wake();
+  }
+
+  private violation(message: string): void {
+    this.violations.push(message);
     this.wake();
   }
 
@@ -209,12 +278,20 @@ export class EventConnection {
     return messageId;
   }
 
-  /** The first unread frame matching `predicate` within `timeoutMs`, or null (closed or timed out). */
-  async poll(predicate: (f: ServerFrame) => boolean, timeoutMs: number): Promise<ServerFrame | null> {
+  /**
+   * The first unread frame matching `predicate` within `timeoutMs`, or null (closed or timed
+   * out). A server frame that violates the protocol ends the wait with a failure: nothing that
+   * arrives afterwards could make the case pass.
+   */
+  poll<F extends ServerFrame>(predicate: FrameGuard<F>, timeoutMs: number): Promise<Received<F> | null>;
+  poll(predicate: (f: Received) => boolean, timeoutMs: number): Promise<Received | null>;
+  async poll(predicate: (f: Received) => boolean, timeoutMs: number): Promise<Received | null> {
     const deadline = Date.now() + timeoutMs;
+    const seen = this.violations.length;
     for (;;) {
       const index = this.unread.findIndex(predicate);
       if (index >= 0) return this.unread.splice(index, 1)[0]!;
+      if (this.violations.length > seen) throw new CheckFailure(`the server sent an invalid frame: ${this.violations[seen]}`, 'frames');
       const left = deadline - Date.now();
       if (this.closed || left <= 0) return null;
       await this.wait(left);
@@ -222,7 +299,9 @@ export class EventConnection {
   }
 
   /** Like `poll`, but a missing frame fails the case with what did arrive. */
-  async next(predicate: (f: ServerFrame) => boolean, timeoutMs: number, what: string): Promise<ServerFrame> {
+  next<F extends ServerFrame>(predicate: FrameGuard<F>, timeoutMs: number, what: string): Promise<Received<F>>;
+  next(predicate: (f: Received) => boolean, timeoutMs: number, what: string): Promise<Received>;
+  async next(predicate: (f: Received) => boolean, timeoutMs: number, what: string): Promise<Received> {
     const frame = await this.poll(predicate, timeoutMs);
     if (frame) return frame;
     const state = this.closed
@@ -231,16 +310,48 @@ export class EventConnection {
     throw new CheckFailure(`expected ${what}, but ${state}; unread frames: ${this.unread.map((f) => f.$text).join(' ') || 'none'}`);
   }
 
-  reply(messageId: string, timeoutMs: number, what = `a reply to ${messageId}`): Promise<ServerFrame> {
-    return this.next((f) => f.reply_to === messageId, timeoutMs, what);
+  /** The reply to `messageId` (the frame whose reply_to names it). */
+  async reply(messageId: string, timeoutMs: number, what = `a reply to ${messageId}`): Promise<Received> {
+    try {
+      return await this.next(repliesTo(messageId), timeoutMs, what);
+    } catch (error) {
+      // Say what most likely went wrong: the answer came, but without naming the request.
+      if (
+        error instanceof CheckFailure &&
+        error.kind === 'assert' &&
+        this.unread.some((f) => replyOf(f) === undefined && f.type !== 'event.deliver')
+      )
+        throw new CheckFailure(
+          `${error.message} (no frame named the request ${messageId} in reply_to, but a frame without reply_to arrived)`,
+        );
+      throw error;
+    }
+  }
+
+  /** The reply to an event.ack: an ack reply with a delivery body, or an error. */
+  async ackReply(messageId: string, timeoutMs: number, what = 'a reply to event.ack'): Promise<AckReply> {
+    const reply = await this.reply(messageId, timeoutMs, what);
+    if (reply.type === 'error' || (reply.type === 'ack' && 'delivery_id' in reply.body)) return reply as AckReply;
+    throw new CheckFailure(`expected an ack reply or an error to event.ack ${messageId}, got ${reply.$text}`);
+  }
+
+  /** The reply to an events.ping: an ack reply with {server_time, enabled}, or an error. */
+  async pingReply(messageId: string, timeoutMs: number, what = 'a reply to events.ping'): Promise<PingReply> {
+    const reply = await this.reply(messageId, timeoutMs, what);
+    if (reply.type === 'error' || (reply.type === 'ack' && 'server_time' in reply.body)) return reply as PingReply;
+    throw new CheckFailure(`expected an ack {server_time, enabled} or an error to events.ping ${messageId}, got ${reply.$text}`);
   }
 
   /** Sends events.hello; returns the reply (welcome or error) and binds the session on welcome. */
-  async hello(subscriptionId: string, capacity: number, timeoutMs: number): Promise<ServerFrame> {
+  async hello(subscriptionId: string, capacity: number, timeoutMs: number): Promise<HelloReply> {
     const id = this.send('events.hello', { subscription_id: subscriptionId, capacity });
     const reply = await this.reply(id, timeoutMs, 'a reply to events.hello');
-    if (reply.type === 'events.welcome' && typeof reply.session_id === 'string') this.sessionId = reply.session_id;
-    return reply;
+    if (reply.type === 'events.welcome') {
+      this.sessionId = reply.session_id;
+      return reply;
+    }
+    if (reply.type === 'error') return reply;
+    throw new CheckFailure(`expected events.welcome or an error in reply to events.hello, got ${reply.$text}`);
   }
 
   /** Waits until the server closes the connection; null when it is still open after `timeoutMs`. */
@@ -257,6 +368,7 @@ export class EventConnection {
   /** Closes with 1000 and waits (briefly) for the server's answer, so the server has let go. */
   async close(): Promise<void> {
     this.stopHeartbeat();
+    this.resumeReading();
     if (this.closed) return;
     if (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING) this.ws.close(1000);
     if (!(await this.waitClose(2_000))) this.ws.terminate();
@@ -280,6 +392,22 @@ export class EventConnection {
   stopHeartbeat(): void {
     clearInterval(this.heartbeat);
     this.heartbeat = undefined;
+  }
+
+  /**
+   * Stops reading from the socket, like a client that hangs: the server's writes back up once the
+   * kernel buffers are full. `ws` has no public way to do this, so it pauses the underlying socket.
+   */
+  pauseReading(): void {
+    this.socket()?.pause();
+  }
+
+  resumeReading(): void {
+    this.socket()?.resume();
+  }
+
+  private socket(): Socket | undefined {
+    return (this.ws as unknown as { _socket?: Socket })._socket;
   }
 
   /** Drops the TCP connection without a close frame. */

@@ -33,7 +33,7 @@ export const SUITE_SETTINGS = {
     quietMs: 400,
   },
   limits: { maxConnections: 12 },
-  features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history'],
+  features: ['results-http', 'connection-limit', 'subscription-limit', 'request-timeout', 'history', 'attempt-budget'],
 };
 
 /**
@@ -49,9 +49,20 @@ export function runningServerConfig(baseUrl: string, orbit: string, databaseUrl:
     },
     publish: { method: 'http' },
     retention: { command: `${orbit} prune --before-sequence {before_sequence} --database '${databaseUrl}'` },
+    attemptBudget: { command: attemptBudgetCommand(databaseUrl, `node ${JSON.stringify(ATTEMPT_BUDGET_SCRIPT)}`) },
     ...SUITE_SETTINGS,
     features: [...SUITE_SETTINGS.features, 'retention'],
   };
+}
+
+/** Sets a delivery's attempts and budget in Orbit's database (the `attempt-budget` feature). */
+const ATTEMPT_BUDGET_SCRIPT = fileURLToPath(new URL('./fixtures/orbit-attempt-budget.mjs', import.meta.url));
+
+function attemptBudgetCommand(databaseUrl: string, script: string): string {
+  return (
+    `${script} --database '${databaseUrl}' ` +
+    '--subscription {subscription_id} --delivery {delivery_id} --attempts {attempts} --budget {attempt_budget}'
+  );
 }
 
 export interface Target {
@@ -88,13 +99,20 @@ export async function startTarget(kind: StoreKind, options: { retention?: boolea
     }
     if (role === 'otherNamespace') queues.otherNamespace = boot.queue_ids['conformance-a']!;
   }
-  const rawConfig: Record<string, unknown> = { baseUrl: server.url, credentials, queues, publish: { method: 'http' }, ...SUITE_SETTINGS };
+  const rawConfig: Record<string, unknown> = {
+    baseUrl: server.url,
+    credentials,
+    queues,
+    publish: { method: 'http' },
+    ...SUITE_SETTINGS,
+    attemptBudget: { command: attemptBudgetCommand(server.database.url, 'node conformance/test/fixtures/orbit-attempt-budget.mjs') },
+    cwd: REPO,
+  };
   if (options.retention) {
     rawConfig.retention = {
       command: `node server/bin/orbit.mjs prune --before-sequence {before_sequence} --database '${server.database.url}'`,
     };
     rawConfig.features = [...SUITE_SETTINGS.features, 'retention'];
-    rawConfig.cwd = REPO;
   }
   const config: SuiteConfig = parseConfig(rawConfig, REPO);
   return {

@@ -1,17 +1,20 @@
 /**
  * @module
- * Delivery and ACK (seed §2, §5, §6; brief decisions 2, 6, 7): the event.deliver frame, the lease
+ * Delivery and ACK (spec/rules.md §2, §5, §6): the event.deliver frame, the lease
  * persisted before sending, ACK replies and their deduplication across connections, every way a
  * proof can be wrong (secret, epoch, delivery, owner), late ACKs and replaced epochs, capacity and
  * max_pending, the type filter, and non-canonical proofs generated with fast-check.
  */
+import { validateAckReplyFrame, validateDeliverFrame } from '@orbit/generated';
 import fc from 'fast-check';
 import { encodeBase64url, isCanonicalBase64url } from '@orbit/spec/codec';
-import { CheckFailure, defineCase, type ConformanceCase } from '../case.ts';
+import { type ConformanceCase, defineCase } from '../case.ts';
+import { CheckFailure } from '../errors.ts';
 import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
-import type { EventConnection, ServerFrame } from '../ws.ts';
-import { leased, otherSecret, ping, randomHex, SNAPSHOT_STATE } from './helpers.ts';
+import { deliveryOf, type EventConnection, isDeliver, type Received, repliesTo } from '../ws.ts';
+import type { DeliverFrame } from '@orbit/generated';
+import { describeEvents, expiredDelivery, expiryBudget, leased, otherSecret, ping, randomHex, SNAPSHOT_STATE } from './helpers.ts';
 
 const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
 
@@ -32,16 +35,16 @@ export function secretAliases(secret: string): string[] {
 async function expectAckRefused(
   ctx: CaseContext,
   conn: EventConnection,
-  deliver: ServerFrame,
+  deliver: Received<DeliverFrame>,
   override: Record<string, unknown>,
   what: string,
 ): Promise<void> {
   const id = ctx.sendAck(conn, deliver, override);
-  const reply = await conn.poll((f) => f.reply_to === id, ctx.replyMs);
+  const reply = await conn.poll(repliesTo(id), ctx.replyMs);
   if (reply?.type === 'ack') throw new CheckFailure(`${what}: the ACK was accepted: ${reply.$text}`);
   if (reply) {
     ctx.check(
-      reply.type === 'error' && reply.error?.code === 'INVALID_ARGUMENT',
+      reply.type === 'error' && reply.error.code === 'INVALID_ARGUMENT',
       `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${reply.$text}`,
     );
     return;
@@ -59,8 +62,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST send event.deliver with the LEASED delivery, the published event and snapshot, and a canonical 32-byte lease secret',
-    clause: { section: '§6', text: 'event.deliver carries delivery, event and lease_secret; the snapshot is immutable' },
-    async run(ctx) {
+    seed: ['s6-3', 's6-4', 's6-5', 's4-11', 's4-7', 's8-8'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const attempt = randomHex();
@@ -74,8 +77,8 @@ export const ackCases: ConformanceCase[] = [
         details: '{"reason":"REVIEW"}',
       });
       const f = await ctx.deliver(conn);
-      ctx.validate('validateDeliverFrame', JSON.parse(f.$text), 'event.deliver');
-      ctx.check(f.reply_to === undefined, 'event.deliver carries reply_to');
+      ctx.validate(validateDeliverFrame, JSON.parse(f.$text), 'event.deliver');
+      ctx.check(!('reply_to' in f), 'event.deliver carries reply_to');
       ctx.equal(f.session_id, conn.sessionId, 'session_id');
       const { delivery: d, event: e, lease_secret: secret } = f.body;
       ctx.equal(
@@ -108,7 +111,10 @@ export const ackCases: ConformanceCase[] = [
       );
       ctx.equal(e.details, { reason: 'REVIEW' }, 'details');
       ctx.check(isCanonicalBase64url(secret, 32), `lease_secret ${secret} is not canonical base64url of 32 bytes`);
-      ctx.check(Date.parse(d.lease_until) > Date.parse(d.created_at), 'lease_until is not after created_at');
+      ctx.check(
+        Date.parse(d.lease_until ?? '') > Date.parse(d.created_at),
+        `lease_until ${d.lease_until} is not after created_at ${d.created_at}`,
+      );
     },
   }),
   defineCase({
@@ -116,8 +122,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST record the task state of each result type in the snapshot (SUCCEEDED, FAILED, CANCELLED, NEEDS_REVIEW)',
-    clause: { section: '§6', text: 'the event carries an immutable task snapshot' },
-    async run(ctx) {
+    seed: ['s6-3', 's2-8'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 4);
       const types = ['task.succeeded', 'task.failed', 'task.cancelled', 'task.needs_review'] as const;
@@ -126,11 +132,11 @@ export const ackCases: ConformanceCase[] = [
       for (let i = 0; i < types.length; i++) {
         const f = await ctx.deliver(conn);
         const type = published.get(f.body.event.id);
-        ctx.check(type !== undefined, `an unexpected event arrived: ${f.body.event.id}`);
+        ctx.check(type !== undefined, `an unexpected event arrived: ${describeEvents([f.body.event])}`);
         ctx.equal(
           [f.body.event.type, f.body.event.snapshot.state],
-          [type, SNAPSHOT_STATE[type!]],
-          `[type, snapshot.state] of ${f.body.event.id}`,
+          [type, SNAPSHOT_STATE[type]],
+          `[type, snapshot.state] of ${describeEvents([f.body.event])}`,
         );
       }
     },
@@ -140,8 +146,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST have persisted the lease when event.deliver arrives (the delivery reads back LEASED with the same epoch)',
-    clause: { section: '§6', text: 'the server persists the delivery lease first, then sends event.deliver' },
-    async run(ctx) {
+    seed: ['s6-1'],
+    async run(ctx: CaseContext) {
       const { sub, deliver } = await leased(ctx);
       const d = deliver.body.delivery;
       const stored = (await ctx.deliveryDetail(sub.id, d.id)).delivery;
@@ -150,7 +156,7 @@ export const ackCases: ConformanceCase[] = [
         [d.state, d.lease_epoch, d.revision, d.attempts],
         '[state, lease_epoch, revision, attempts] read back right after event.deliver',
       );
-      ctx.equal(Date.parse(stored.lease_until), Date.parse(d.lease_until), 'lease_until read back');
+      ctx.equal(Date.parse(stored.lease_until ?? ''), Date.parse(d.lease_until ?? ''), 'lease_until read back');
     },
   }),
   defineCase({
@@ -158,13 +164,13 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST acknowledge a valid proof with an ack reply and record the delivery as ACKED',
-    clause: { section: '§6', text: 'event.ack with delivery_id, epoch and lease_secret; the ack reply' },
-    async run(ctx) {
+    seed: ['s6-11', 's6-12', 's4-14', 's4-8'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       const id = ctx.sendAck(conn, deliver);
-      const reply = await conn.reply(id, ctx.replyMs, 'the ack reply');
+      const reply = await conn.ackReply(id, ctx.replyMs, 'the ack reply');
       ctx.check(reply.type === 'ack', `expected an ack reply, got ${reply.$text}`);
-      ctx.validate('validateAckReplyFrame', JSON.parse(reply.$text), 'the ack reply');
+      ctx.validate(validateAckReplyFrame, JSON.parse(reply.$text), 'the ack reply');
       const d = deliver.body.delivery;
       ctx.equal(
         [reply.session_id, reply.body.delivery_id, reply.body.event_id, reply.body.epoch, reply.body.deduplicated],
@@ -175,7 +181,7 @@ export const ackCases: ConformanceCase[] = [
       ctx.equal(stored.state, 'ACKED', 'state');
       ctx.check(stored.revision !== d.revision, `the delivery revision ${stored.revision} did not change with the ACK`);
       ctx.equal(
-        Date.parse(stored.acknowledged_at),
+        Date.parse(stored.acknowledged_at ?? ''),
         Date.parse(reply.body.acknowledged_at),
         'acknowledged_at of the delivery versus the reply',
       );
@@ -187,11 +193,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST answer a repeated ACK with deduplicated=true and the original acknowledged_at',
-    clause: {
-      section: '§6',
-      text: 'an acknowledged delivery returns the original acknowledged_at and deduplicated=true without a second decrement',
-    },
-    async run(ctx) {
+    seed: ['s6-14'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       const first = await ctx.ack(conn, deliver);
       ctx.check(first.type === 'ack', `first ACK failed: ${first.$text}`);
@@ -210,8 +213,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST accept the repeat of a lost ACK on a new connection with a new session_id',
-    clause: { section: '§6', text: 'keep delivery_id, epoch and lease_secret and resend, also on a new connection' },
-    async run(ctx) {
+    seed: ['s6-13', 's5-17'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       const first = await ctx.ack(conn, deliver);
       ctx.check(first.type === 'ack', `first ACK failed: ${first.$text}`);
@@ -231,8 +234,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST answer an ACK with a wrong lease secret with DELIVERY_LEASE_LOST and keep the connection',
-    clause: { section: '§7', text: 'DELIVERY_LEASE_LOST: the proof was replaced or is invalid; the connection stays' },
-    async run(ctx) {
+    seed: ['s7-18', 's5-8', 's7-7', 's7-6'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       const id = ctx.sendAck(conn, deliver, { lease_secret: otherSecret() });
       const reply = await conn.reply(id, ctx.replyMs);
@@ -248,8 +251,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST answer an ACK with a guessed epoch with DELIVERY_LEASE_LOST',
-    clause: { section: '§6', text: 'an old proof cannot be replaced by a guessed new epoch' },
-    async run(ctx) {
+    seed: ['s6-17'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       for (const epoch of ['2', '0', '18446744073709551615']) {
         ctx.expectFrameError(
@@ -267,8 +270,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST refuse an ACK for a delivery that does not exist (DELIVERY_LEASE_LOST, or NOT_FOUND and close)',
-    clause: { section: '§7', text: 'DELIVERY_LEASE_LOST for an invalid proof; NOT_FOUND inside a connection closes it' },
-    async run(ctx) {
+    seed: ['s7-18', 's7-13'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const id = conn.send('event.ack', { delivery_id: randomHex(), epoch: '1', lease_secret: otherSecret() });
@@ -285,13 +288,13 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: "MUST NOT let another credential acknowledge a subscription's delivery, even with the right proof",
-    clause: { section: '§1', text: 'another credential, even in the same namespace, cannot operate on the subscription' },
-    async run(ctx) {
+    seed: ['s1-7', 's8-10'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       const theirs = await ctx.createSubscription({}, 'sameNamespace');
       const { conn: foreign } = await ctx.bind(theirs.id, 1, 'sameNamespace');
       const ackId = ctx.sendAck(foreign, deliver);
-      const reply = await foreign.poll((f) => f.reply_to === ackId, ctx.replyMs);
+      const reply = await foreign.poll(repliesTo(ackId), ctx.replyMs);
       ctx.check(reply?.type !== 'ack', `the other credential acknowledged the delivery: ${reply?.$text}`);
       ctx.equal((await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery.state, 'LEASED', 'state after the foreign ACK');
       ctx.equal((await ctx.ack(conn, ctx.latest(deliver))).type, 'ack', "the owner's ACK afterwards");
@@ -302,14 +305,19 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST accept a late ACK after the lease ran out as long as no newer epoch replaced the proof',
-    clause: { section: '§6', text: 'after expiry the latest proof, not yet replaced by a new epoch, can still acknowledge late' },
+    seed: ['s6-15', 's3-13', 's7-4', 's3-14'],
     timeoutMs: expiryTimeout,
-    async run(ctx) {
-      const { sub, conn, deliver } = await leased(ctx);
+    async run(ctx: CaseContext) {
+      const { sub, conn, welcome: first, deliver } = await leased(ctx);
+      // The lease the server granted, not the one the configuration declares, decides the wait.
+      ctx.requireLeaseWithin(deliver, expiryBudget(ctx));
       await conn.close();
       // Pausing stops new claims, so nothing replaces the proof while the lease runs out.
       await ctx.configure(sub.id, false);
-      await ctx.sleep(ctx.timing.leaseDurationMs + 500);
+      // lease_until is the server's clock; the welcome's server_time tells how far it is from ours.
+      const skew = Date.parse(first.body.server_time) - first.$at;
+      const end = Date.parse(deliver.body.delivery.lease_until ?? '') - skew;
+      await ctx.sleep(Math.max(0, end - Date.now()) + 500);
       const { conn: later, welcome } = await ctx.bind(sub.id);
       ctx.equal(welcome.body.enabled, false, 'enabled in the welcome of a paused subscription');
       const reply = await ctx.ack(later, deliver);
@@ -323,11 +331,10 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST accept the late ACK of a delivery that became EXPIRED, since no newer epoch replaced its proof',
-    clause: { section: '§6', text: 'after expiry the latest proof, not yet replaced by a new epoch, can still acknowledge late' },
+    seed: ['s6-15'],
     timeoutMs: expiryTimeout,
-    async run(ctx) {
-      const { sub, conn, deliver } = await leased(ctx, { fields: { max_attempts: 1 } });
-      await ctx.waitForDeliveryState(sub.id, deliver.body.delivery.id, 'EXPIRED', ctx.redeliveryMs);
+    async run(ctx: CaseContext) {
+      const { sub, conn, deliver } = await expiredDelivery(ctx);
       const reply = await ctx.ack(conn, deliver);
       ctx.check(
         reply.type === 'ack' && reply.body.deduplicated === false,
@@ -343,18 +350,16 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST redeliver an expired lease with the same delivery id and a new epoch, and refuse the old proof with DELIVERY_LEASE_LOST',
-    clause: {
-      section: '§6',
-      text: 'once a new send exists, the old proof returns DELIVERY_LEASE_LOST; the delivery id does not change on redelivery',
-    },
+    seed: ['s6-16', 's4-6', 's4-11', 's6-6', 's6-2'],
     timeoutMs: expiryTimeout,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       const d = deliver.body.delivery;
+      ctx.requireLeaseWithin(deliver, expiryBudget(ctx));
       const again = await conn.next(
-        (f) => f.type === 'event.deliver' && f.body.delivery.id === d.id && f.body.delivery.lease_epoch !== d.lease_epoch,
+        deliveryOf(d.id, String(BigInt(d.lease_epoch) + 1n)),
         ctx.redeliveryMs,
-        'the expired delivery to be sent again',
+        'the expired delivery to be sent again with the next epoch',
       );
       const n = again.body.delivery;
       ctx.equal(
@@ -386,8 +391,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST NOT let a connection hold more unacknowledged deliveries than its capacity',
-    clause: { section: '§5', text: 'capacity is the number of deliveries the connection may hold' },
-    async run(ctx) {
+    seed: ['s5-11', 's4-11'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 2);
       for (let i = 0; i < 3; i++) await ctx.publish({ type: 'task.succeeded' });
@@ -415,8 +420,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST NOT materialize more than max_pending unfinished deliveries for a subscription',
-    clause: { section: '§2', text: 'max_pending bounds the backlog of pending, leased and exhausted deliveries' },
-    async run(ctx) {
+    seed: ['s2-6', 's2-17'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ max_pending: 1 });
       const { conn } = await ctx.bind(sub.id, 3);
       await ctx.publish({ type: 'task.succeeded' });
@@ -439,8 +444,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST deliver only results of the subscribed types',
-    clause: { section: '§2', text: 'types selects a subset of the four result types' },
-    async run(ctx) {
+    seed: ['s2-4'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ types: ['task.failed', 'task.needs_review'] });
       const { conn } = await ctx.bind(sub.id, 8);
       await ctx.publish({ type: 'task.succeeded' });
@@ -448,12 +453,19 @@ export const ackCases: ConformanceCase[] = [
       const failed = await ctx.publish({ type: 'task.failed' });
       const review = await ctx.publish({ type: 'task.needs_review' });
       const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
-      ctx.equal(frames.map((f) => f.body.event.id).sort(), [failed.id, review.id].sort(), 'delivered events');
-      const extra = await conn.poll(
-        (f) => f.type === 'event.deliver' && !frames.some((g) => g.body.delivery.id === f.body.delivery.id),
-        ctx.quietMs,
+      const got = frames.map((f) => f.body.event);
+      ctx.check(
+        got
+          .map((e) => e.id)
+          .sort()
+          .join() === [failed.id, review.id].sort().join(),
+        `delivered ${describeEvents(got)}; expected ${describeEvents([failed, review])} (subscribed to task.failed and task.needs_review)`,
       );
-      ctx.check(!extra, `a result of an unsubscribed type was delivered: ${extra?.$text}`);
+      const extra = await conn.poll((f) => isDeliver(f) && !frames.some((g) => g.body.delivery.id === f.body.delivery.id), ctx.quietMs);
+      ctx.check(
+        !extra,
+        `a result of an unsubscribed type was delivered: ${extra && isDeliver(extra) ? describeEvents([extra.body.event]) : extra?.$text}`,
+      );
     },
   }),
   defineCase({
@@ -461,8 +473,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST never deliver task.requeued, even to a subscription of all types',
-    clause: { section: '§2', text: 'task.requeued is not in the set of result types' },
-    async run(ctx) {
+    seed: ['s2-9'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ types: [] });
       const { conn } = await ctx.bind(sub.id, 4);
       const requeued = await ctx.publish({ type: 'task.requeued' });
@@ -472,7 +484,7 @@ export const ackCases: ConformanceCase[] = [
       const extra = await conn.poll((f) => f.type === 'event.deliver' && f.body.delivery.id !== delivered.body.delivery.id, ctx.quietMs);
       ctx.check(!extra, `task.requeued was delivered: ${extra?.$text}`);
       const list = await ctx.listDeliveries(sub.id);
-      ctx.check(!list.items.some((d: any) => d.event_id === requeued.id), 'a delivery exists for the task.requeued event');
+      ctx.check(!list.items.some((d) => d.event_id === requeued.id), 'a delivery exists for the task.requeued event');
     },
   }),
   defineCase({
@@ -480,18 +492,22 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST deliver a later authoritative result of the same task as a separate event',
-    clause: {
-      section: '§2',
-      text: 'needs_review is not final; the same task may produce another result; deduplicate by event_id, not task_id',
-    },
-    async run(ctx) {
+    seed: ['s2-10'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 2);
       const task = randomHex();
       const review = await ctx.publish({ type: 'task.needs_review', task_id: task, task_revision: '1' });
       const done = await ctx.publish({ type: 'task.succeeded', task_id: task, task_revision: '2' });
       const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
-      ctx.equal(frames.map((f) => f.body.event.id).sort(), [review.id, done.id].sort(), 'delivered events');
+      const got = frames.map((f) => f.body.event);
+      ctx.check(
+        got
+          .map((e) => e.id)
+          .sort()
+          .join() === [review.id, done.id].sort().join(),
+        `delivered ${describeEvents(got)}; expected both results of task ${task}: ${describeEvents([review, done])}`,
+      );
       ctx.check(frames[0]!.body.delivery.id !== frames[1]!.body.delivery.id, 'both results share one delivery');
       ctx.check(
         frames.every((f) => f.body.event.aggregate_id === task),
@@ -504,9 +520,9 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST deliver every one of many results published concurrently, each once, without skipping late commits',
-    clause: { section: 'brief 1', text: 'a scanner never skips a result whose transaction commits late' },
+    seed: ['s6-18'],
     timeoutMs: 60_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ types: ['task.failed'] });
       const { conn } = await ctx.bind(sub.id, 32);
       const published = await Promise.all(Array.from({ length: 24 }, () => ctx.publish({ type: 'task.failed' })));
@@ -519,7 +535,7 @@ export const ackCases: ConformanceCase[] = [
           `the remaining ${[...wanted].filter((id) => !seen.has(id)).length} of ${wanted.size} events`,
         );
         seen.set(f.body.event.id, (seen.get(f.body.event.id) ?? 0) + 1);
-        ctx.check(wanted.has(f.body.event.id), `an event that was not published in this case arrived: ${f.body.event.id}`);
+        ctx.check(wanted.has(f.body.event.id), `an event that was not published in this case arrived: ${describeEvents([f.body.event])}`);
         const reply = await ctx.ack(conn, f);
         ctx.check(reply.type === 'ack', `ACK failed: ${reply.$text}`);
       }
@@ -533,8 +549,8 @@ export const ackCases: ConformanceCase[] = [
     area: 'ack',
     level: 'MUST',
     title: 'MUST keep a lease when its connection closes: it is not offered again before expiry and its proof still acknowledges',
-    clause: { section: '§5', text: 'a disconnect neither restores the old connection identity nor deletes leases' },
-    async run(ctx) {
+    seed: ['s5-17', 's7-22'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
       await conn.close();
       const { conn: next } = await ctx.bind(sub.id);
@@ -553,10 +569,11 @@ export const ackCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title:
-      'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same bytes)',
-    clause: { section: '§8', text: 'the runtime rejects non-canonical base64url; brief 7: 43 characters without padding' },
+      'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same ' +
+      'bytes)',
+    seed: ['s8-9'],
     timeoutMs: 90_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const { sub, conn: first, deliver } = await leased(ctx);
       await first.close();
       // Paused: no claim can replace the proof while the property runs, however long it shrinks.
@@ -594,9 +611,9 @@ export const ackCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title: 'MUST refuse, never acknowledge, every non-canonical spelling of the lease epoch',
-    clause: { section: '§1', text: 'versions are canonical decimal strings without sign, leading zero or fraction' },
+    seed: ['s1-21', 's6-17'],
     timeoutMs: 90_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const { sub, conn: first, deliver } = await leased(ctx);
       await first.close();
       await ctx.configure(sub.id, false);

@@ -1,15 +1,29 @@
 /**
  * @module
- * The HTTP envelope and the common rules of seed §1: `{request_id, data|error}`, X-Request-ID,
+ * The HTTP envelope and the common rules of spec/rules.md §1: `{request_id, data|error}`, X-Request-ID,
  * Cache-Control: no-store, bearer authentication, action permissions, query-string rules and the
  * Idempotency-Key on writes.
  */
+import {
+  validateDeliveryListEnvelope,
+  validateErrorEnvelope,
+  validateHealthEnvelope,
+  validateSubscriptionEnvelope,
+  validateSubscriptionList,
+  validateSubscriptionListEnvelope,
+  validateSubscriptionResultEnvelope,
+} from '@orbit/generated';
 import fc from 'fast-check';
-import { ERROR_TABLE, type ErrorCode } from '@orbit/spec/errors';
+import { ERROR_TABLE } from '@orbit/spec/errors';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { HttpResponse } from '../http.ts';
-import { postCreate, randomHex } from './helpers.ts';
+import { leased, postCreate, randomHex } from './helpers.ts';
+
+/** The body's request_id, if the body has one. */
+function requestId(res: HttpResponse): unknown {
+  return (res.json as { request_id?: unknown } | undefined)?.request_id;
+}
 
 /** A mix of successful and failed exchanges, each labelled. */
 async function sampleResponses(ctx: CaseContext): Promise<Array<[string, HttpResponse]>> {
@@ -33,7 +47,6 @@ async function sampleResponses(ctx: CaseContext): Promise<Array<[string, HttpRes
       'stale revision (409)',
       await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason: 'envelope' }),
     ],
-    ['health (200)', await ctx.get(null, '/healthz')],
   ];
 }
 
@@ -43,8 +56,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST send Cache-Control: no-store on every response, success or error',
-    clause: { section: '§1', text: 'responses carry X-Request-ID and Cache-Control: no-store' },
-    async run(ctx) {
+    seed: ['s1-18'],
+    async run(ctx: CaseContext) {
       for (const [what, res] of await sampleResponses(ctx)) {
         const directives = (res.header('cache-control') ?? '').split(',').map((d) => d.trim().toLowerCase());
         ctx.check(
@@ -59,11 +72,11 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST send X-Request-ID equal to the body request_id (a 32-character lower-case hex id)',
-    clause: { section: '§1', text: 'a uniform request_id envelope; responses carry X-Request-ID' },
-    async run(ctx) {
+    seed: ['s1-18'],
+    async run(ctx: CaseContext) {
       for (const [what, res] of await sampleResponses(ctx)) {
         const header = res.header('x-request-id');
-        const body = res.json?.request_id;
+        const body = requestId(res);
         ctx.check(
           typeof header === 'string' && /^[0-9a-f]{32}$/.test(header),
           `${what}: X-Request-ID is ${JSON.stringify(header ?? null)}`,
@@ -77,24 +90,24 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST answer successes with exactly {request_id, data}, data matching the operation schema',
-    clause: { section: '§1', text: 'HTTP uses a uniform request_id + data/error envelope' },
-    async run(ctx) {
+    seed: ['s1-18'],
+    async run(ctx: CaseContext) {
       const created = await postCreate(ctx, ctx.subscriptionBody());
       ctx.check(created.status === 201, `create: expected 201, got ${created.status} ${created.text.slice(0, 200)}`);
-      ctx.validate('validateSubscriptionResultEnvelope', created.json, 'create response');
-      const id = created.json.data.subscription.id;
-      ctx.validate('validateSubscriptionEnvelope', (await ctx.get('full', `/v1/subscriptions/${id}`)).json, 'GET subscription response');
+      const envelope = created.json;
+      ctx.validate(validateSubscriptionResultEnvelope, envelope, 'create response');
+      const id = envelope.data.subscription.id;
+      ctx.validate(validateSubscriptionEnvelope, (await ctx.get('full', `/v1/subscriptions/${id}`)).json, 'GET subscription response');
       ctx.validate(
-        'validateSubscriptionListEnvelope',
+        validateSubscriptionListEnvelope,
         (await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}`)).json,
         'list response',
       );
       ctx.validate(
-        'validateDeliveryListEnvelope',
+        validateDeliveryListEnvelope,
         (await ctx.get('full', `/v1/subscriptions/${id}/deliveries`)).json,
         'list deliveries response',
       );
-      ctx.validate('validateHealthEnvelope', (await ctx.get(null, '/healthz')).json, 'GET /healthz response');
     },
   }),
   defineCase({
@@ -102,17 +115,18 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: "MUST answer errors with exactly {request_id, error: {code, message}} and the code's HTTP status",
-    clause: { section: '§7', text: 'error codes and their HTTP statuses' },
-    async run(ctx) {
+    seed: ['s1-18', 's7-10', 's7-11', 's7-13', 's7-14'],
+    async run(ctx: CaseContext) {
       for (const [what, res] of await sampleResponses(ctx)) {
         if (res.status < 400) continue;
-        ctx.validate('validateErrorEnvelope', res.json, `${what}: body`);
-        const code = res.json.error.code as ErrorCode;
+        const body = res.json;
+        ctx.validate(validateErrorEnvelope, body, `${what}: body`);
+        const code = body.error.code;
         ctx.check(
           ERROR_TABLE[code].status === res.status,
           `${what}: code ${code} travels with HTTP ${ERROR_TABLE[code].status}, got ${res.status}`,
         );
-        ctx.check(res.json.data === undefined, `${what}: an error envelope must not carry data`);
+        ctx.check(!('data' in body), `${what}: an error envelope must not carry data`);
       }
     },
   }),
@@ -121,10 +135,10 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'SHOULD',
     title: 'SHOULD give every response its own request_id',
-    clause: { section: '§1', text: 'a uniform request_id envelope' },
-    async run(ctx) {
+    seed: ['s1-18'],
+    async run(ctx: CaseContext) {
       const ids = new Set<string>();
-      for (let i = 0; i < 5; i++) ids.add((await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`)).json?.request_id);
+      for (let i = 0; i < 5; i++) ids.add(String(requestId(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`))));
       ctx.check(ids.size === 5, `5 requests gave ${ids.size} distinct request_id values`);
     },
   }),
@@ -133,8 +147,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST answer a request without Authorization: Bearer with 401 UNAUTHENTICATED',
-    clause: { section: '§1', text: 'every HTTP request uses the Authorization: Bearer header' },
-    async run(ctx) {
+    seed: ['s1-1', 's7-11'],
+    async run(ctx: CaseContext) {
       ctx.expectError(await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}`), 'UNAUTHENTICATED', 'list without a token');
       ctx.expectError(await ctx.post(null, '/v1/subscriptions', ctx.subscriptionBody()), 'UNAUTHENTICATED', 'create without a token');
       const basic = await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}`, {
@@ -148,13 +162,13 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'SHOULD',
     title: 'SHOULD accept the Bearer authentication scheme in any letter case (RFC 7235)',
-    clause: { section: '§1', text: 'requests use the Authorization: Bearer header; the auth-scheme token is case-insensitive in HTTP' },
-    async run(ctx) {
+    seed: ['s1-1'],
+    async run(ctx: CaseContext) {
       for (const scheme of ['bearer', 'BEARER']) {
         const res = await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`, {
           headers: { authorization: `${scheme} ${ctx.token('full')}` },
         });
-        ctx.expectData(res, 200, `list with "Authorization: ${scheme} <token>"`);
+        ctx.expectData(res, 200, `list with "Authorization: ${scheme} <token>"`, validateSubscriptionList);
       }
     },
   }),
@@ -163,8 +177,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST answer an unknown bearer token with 401 UNAUTHENTICATED',
-    clause: { section: '§7', text: 'UNAUTHENTICATED is 401' },
-    async run(ctx) {
+    seed: ['s7-11'],
+    async run(ctx: CaseContext) {
       for (const token of ['not-a-token', `${ctx.token('full')}x`, ctx.token('full').slice(0, -1)]) {
         const res = await ctx.get(null, `/v1/subscriptions?queue_id=${ctx.queue}`, { headers: { authorization: `Bearer ${token}` } });
         ctx.expectError(res, 'UNAUTHENTICATED', 'list with a wrong token');
@@ -176,8 +190,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST NOT accept a credential in the URL',
-    clause: { section: '§1', text: 'credentials and delivery secrets are never put in the URL' },
-    async run(ctx) {
+    seed: ['s1-3'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const param of ['access_token', 'token', 'authorization']) {
         const res = await ctx.get(null, `/v1/subscriptions/${sub.id}?${param}=${encodeURIComponent(ctx.token('full'))}`);
@@ -190,8 +204,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST refuse every events operation to a credential without events:* actions (403 PERMISSION_DENIED)',
-    clause: { section: '§1', text: 'without --event-access a credential holds no events action' },
-    async run(ctx) {
+    seed: ['s1-9', 's1-10', 's1-11', 's1-12', 's7-12'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       ctx.expectError(await ctx.post('noEvents', '/v1/subscriptions', ctx.subscriptionBody()), 'PERMISSION_DENIED', 'create');
       ctx.expectError(await ctx.get('noEvents', `/v1/subscriptions?queue_id=${ctx.queue}`), 'PERMISSION_DENIED', 'list');
@@ -208,13 +222,13 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST refuse writes to a credential that holds only events:read (403 PERMISSION_DENIED)',
-    clause: { section: '§1', text: 'POST /v1/subscriptions needs events:manage' },
-    async run(ctx) {
+    seed: ['s1-9', 's1-10'],
+    async run(ctx: CaseContext) {
       ctx.expectData(
         await ctx.get('readOnly', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`),
         200,
         'list as readOnly',
-        'validateSubscriptionList',
+        validateSubscriptionList,
       );
       ctx.expectError(await ctx.post('readOnly', '/v1/subscriptions', ctx.subscriptionBody()), 'PERMISSION_DENIED', 'create as readOnly');
     },
@@ -224,8 +238,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST refuse reads and writes to a credential that holds only events:consume',
-    clause: { section: '§5', text: 'the consume permission does not imply reading the history' },
-    async run(ctx) {
+    seed: ['s5-4', 's1-10', 's1-14'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       ctx.expectError(await ctx.get('consumeOnly', `/v1/subscriptions?queue_id=${ctx.queue}`), 'PERMISSION_DENIED', 'list as consumeOnly');
       ctx.expectError(
@@ -241,12 +255,30 @@ export const envelopeCases: ConformanceCase[] = [
     },
   }),
   defineCase({
+    id: 'envelope.delivery-permissions',
+    area: 'envelope',
+    level: 'MUST',
+    title: 'MUST refuse the delivery detail to a credential without events:read and its retry to one without events:manage (403)',
+    seed: ['s1-15', 's1-16', 's5-4'],
+    async run(ctx: CaseContext) {
+      const { sub, deliver } = await leased(ctx);
+      const d = deliver.body.delivery;
+      const detail = `/v1/subscriptions/${sub.id}/deliveries/${d.id}`;
+      const retry = { expected_revision: d.revision, reason: 'x', additional_attempts: 1 };
+      ctx.expectError(await ctx.get('consumeOnly', detail), 'PERMISSION_DENIED', 'GET delivery as consumeOnly');
+      ctx.expectError(await ctx.get('noEvents', detail), 'PERMISSION_DENIED', 'GET delivery as noEvents');
+      ctx.expectError(await ctx.post('readOnly', `${detail}:retry`, retry), 'PERMISSION_DENIED', 'retry as readOnly');
+      ctx.expectError(await ctx.post('consumeOnly', `${detail}:retry`, retry), 'PERMISSION_DENIED', 'retry as consumeOnly');
+      ctx.equal((await ctx.deliveryDetail(sub.id, d.id)).delivery.revision, d.revision, 'the delivery revision after the refused retries');
+    },
+  }),
+  defineCase({
     id: 'envelope.unknown-query-rejected',
     area: 'envelope',
     level: 'MUST',
     title: 'MUST reject unknown query parameters (400 INVALID_ARGUMENT)',
-    clause: { section: '§1', text: 'unknown query parameters are rejected; only the two list operations take any' },
-    async run(ctx) {
+    seed: ['s1-20', 's1-22'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       ctx.expectError(
         await ctx.get('full', `/v1/subscriptions/${sub.id}?fields=id`),
@@ -271,8 +303,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST reject a repeated query parameter, even with the same value (400 INVALID_ARGUMENT)',
-    clause: { section: '§1', text: 'repeated query parameters are rejected' },
-    async run(ctx) {
+    seed: ['s1-20'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       ctx.expectError(
         await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&queue_id=${ctx.queue}`),
@@ -296,8 +328,8 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST reject query parameters on writes and change nothing',
-    clause: { section: '§1', text: 'only the two list operations accept query parameters' },
-    async run(ctx) {
+    seed: ['s1-22'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       ctx.expectError(
         await postCreate(ctx, ctx.subscriptionBody(), 'full', '/v1/subscriptions?dry_run=1'),
@@ -319,12 +351,12 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST refuse management writes without an Idempotency-Key (400 INVALID_ARGUMENT)',
-    clause: { section: '§1', text: 'management writes need a stable Idempotency-Key' },
-    async run(ctx) {
+    seed: ['s1-1'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const body = ctx.subscriptionBody();
       const created = await ctx.request('full', 'POST', '/v1/subscriptions', { body });
-      if (created.status === 201) ctx.own('full', created.json.data.subscription.id);
+      ctx.ownCreated('full', created);
       ctx.expectError(created, 'INVALID_ARGUMENT', 'create without Idempotency-Key');
       ctx.expectError(
         await ctx.request('full', 'POST', `/v1/subscriptions/${sub.id}:configure`, {
@@ -347,9 +379,9 @@ export const envelopeCases: ConformanceCase[] = [
     area: 'envelope',
     level: 'MUST',
     title: 'MUST refuse result publication without results:publish or outside the queue scope',
-    clause: { section: 'brief 2', text: 'POST /v1/queues/{queue_id}/results needs results:publish' },
+    orbit: { anchor: 'result-seam', text: 'POST /v1/queues/{queue_id}/results needs results:publish on that queue' },
     features: ['results-http'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const body = { type: 'task.succeeded', task_id: randomHex(), task_revision: '1' };
       ctx.expectError(await ctx.post('full', `/v1/queues/${ctx.queue}/results`, body), 'PERMISSION_DENIED', 'publish with events:* only');
       ctx.expectOneOf(
@@ -370,10 +402,18 @@ export const envelopeCases: ConformanceCase[] = [
     id: 'envelope.healthz',
     area: 'envelope',
     level: 'MUST',
-    title: 'MUST answer GET /healthz with 200 without credentials',
-    clause: { section: 'brief', text: 'GET /healthz answers 200 once the server accepts requests' },
-    async run(ctx) {
-      ctx.expectData(await ctx.get(null, '/healthz'), 200, 'GET /healthz');
+    title: 'MUST answer GET /healthz with 200 and a HealthEnvelope without credentials, and refuse POST /healthz with an error envelope',
+    orbit: {
+      anchor: 'health-and-envelopes',
+      text: 'GET /healthz answers 200 with the {request_id, data} envelope (HealthEnvelope) without credentials, and only to GET',
+    },
+    async run(ctx: CaseContext) {
+      const res = await ctx.get(null, '/healthz');
+      ctx.check(res.status === 200, `GET /healthz: expected HTTP 200, got ${res.status} ${res.text.slice(0, 200)}`);
+      ctx.validate(validateHealthEnvelope, res.json, 'GET /healthz response');
+      const post = await ctx.request('full', 'POST', '/healthz', { key: ctx.key(), body: {} });
+      ctx.check(post.status >= 400 && post.status < 500, `POST /healthz: expected a 4xx refusal, got ${post.status}`);
+      ctx.validate(validateErrorEnvelope, post.json, 'POST /healthz: body');
     },
   }),
   defineCase({
@@ -382,9 +422,9 @@ export const envelopeCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title: 'MUST reject every query string with an unknown, repeated (also percent-encoded) or malformed parameter',
-    clause: { section: '§1', text: 'unknown or repeated query parameters are rejected' },
+    seed: ['s1-20', 's1-22', 's3-3'],
     timeoutMs: 60_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const list = `queue_id=${ctx.queue}`;
       const known = ['queue_id', 'limit', 'cursor', 'state'];

@@ -1,11 +1,14 @@
 /**
  * @module
- * Heartbeat, idle timeout and pause (seed §3, §7): ping replies with {server_time, enabled}, the
+ * Heartbeat, idle timeout and pause (spec/rules.md §3, §7): ping replies with {server_time, enabled}, the
  * idle timeout and keep-alive, pause stopping new claims while connections, pings and ACKs go on,
  * and the ping re-checking the subscription.
  */
+import { validatePingReplyFrame, validateSubscriptionResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
-import { ping } from './helpers.ts';
+import type { CaseContext } from '../context.ts';
+import { repliesTo } from '../ws.ts';
+import { ping, pinged, postRetire } from './helpers.ts';
 
 export const heartbeatCases: ConformanceCase[] = [
   defineCase({
@@ -13,14 +16,12 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST answer events.ping with an ack carrying {server_time, enabled}',
-    clause: { section: '§7', text: 'the server answers ping with ack {server_time, enabled}' },
-    async run(ctx) {
+    seed: ['s7-1'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      const id = conn.send('events.ping', {});
-      const reply = await conn.reply(id, ctx.replyMs, 'the ping reply');
-      ctx.equal(reply.type, 'ack', 'type');
-      ctx.validate('validatePingReplyFrame', JSON.parse(reply.$text), 'the ping reply');
+      const reply = await pinged(ctx, conn);
+      ctx.validate(validatePingReplyFrame, JSON.parse(reply.$text), 'the ping reply');
       ctx.equal([reply.session_id, reply.body.enabled], [conn.sessionId, true], '[session_id, enabled]');
     },
   }),
@@ -29,8 +30,8 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST refuse a ping whose body is not the empty object',
-    clause: { section: '§7', text: 'events.ping has the body {}' },
-    async run(ctx) {
+    seed: ['s7-1'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const body of [{ x: 1 }, [], null]) {
         const { conn } = await ctx.bind(sub.id);
@@ -43,12 +44,9 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST close a connection that sends no valid frame for the idle timeout (deliveries do not count), and not much earlier',
-    clause: {
-      section: '§7',
-      text: '60 seconds without a valid client frame closes the connection; receiving results does not replace the client heartbeat',
-    },
+    seed: ['s7-3', 's7-2'],
     timeoutMs: (t) => 20_000 + 3 * t.idleTimeoutMs,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 1, 'full', { keepAlive: false });
       const started = Date.now();
@@ -57,10 +55,14 @@ export const heartbeatCases: ConformanceCase[] = [
       await ctx.publish({ type: 'task.succeeded' });
       const closed = await conn.waitClose(ctx.timing.idleTimeoutMs + Math.max(3_000, ctx.timing.idleTimeoutMs / 2));
       const after = Date.now() - started;
-      ctx.check(closed, `the connection stayed open ${after} ms without client frames (idle timeout ${ctx.timing.idleTimeoutMs} ms)`);
+      ctx.check(
+        closed,
+        `the connection stayed open ${after} ms without client frames; timing.idleTimeoutMs is ${ctx.timing.idleTimeoutMs} ` +
+          '(if the server runs with a longer idle timeout, set timing.idleTimeoutMs to it)',
+      );
       ctx.check(
         after >= ctx.timing.idleTimeoutMs * 0.75,
-        `the connection closed after ${after} ms, well before the idle timeout of ${ctx.timing.idleTimeoutMs} ms`,
+        `the connection closed after ${after} ms, well before timing.idleTimeoutMs (${ctx.timing.idleTimeoutMs} ms)`,
       );
     },
   }),
@@ -69,9 +71,9 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST keep a connection open beyond the idle timeout while the client pings',
-    clause: { section: '§7', text: 'clients ping (every 15 s suggested); the idle timeout counts valid client frames' },
+    seed: ['s7-3', 's7-1'],
     timeoutMs: (t) => 20_000 + 3 * t.idleTimeoutMs,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 1, 'full', { keepAlive: false });
       const until = Date.now() + Math.floor(ctx.timing.idleTimeoutMs * 1.4);
@@ -90,17 +92,17 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST stop new deliveries while paused and resume them after resume',
-    clause: { section: '§3', text: 'pausing stops new materialization and claims; resume with enabled=true' },
-    async run(ctx) {
+    seed: ['s3-13'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       await ctx.configure(sub.id, false);
       const event = await ctx.publish({ type: 'task.succeeded' });
       const early = await conn.poll((f) => f.type === 'event.deliver', ctx.quietMs);
       ctx.check(!early, `a result was delivered while paused: ${early?.$text}`);
-      ctx.equal((await ping(ctx, conn)).body.enabled, false, 'enabled in the ping reply while paused');
+      ctx.equal((await pinged(ctx, conn)).body.enabled, false, 'enabled in the ping reply while paused');
       await ctx.configure(sub.id, true);
-      ctx.equal((await ping(ctx, conn)).body.enabled, true, 'enabled in the ping reply after resume');
+      ctx.equal((await pinged(ctx, conn)).body.enabled, true, 'enabled in the ping reply after resume');
       const deliver = await ctx.deliver(conn, ctx.deliverMs, 'the delivery after resume');
       ctx.equal(deliver.body.event.id, event.id, 'the delivered event');
     },
@@ -110,13 +112,13 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST let a paused subscription connect (welcome enabled=false) and ping',
-    clause: { section: '§7', text: 'a paused subscription can still connect, ping and acknowledge existing deliveries' },
-    async run(ctx) {
+    seed: ['s7-4'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       await ctx.configure(sub.id, false);
       const { conn, welcome } = await ctx.bind(sub.id);
       ctx.equal(welcome.body.enabled, false, 'enabled in the welcome');
-      ctx.equal((await ping(ctx, conn)).body.enabled, false, 'enabled in the ping reply');
+      ctx.equal((await pinged(ctx, conn)).body.enabled, false, 'enabled in the ping reply');
     },
   }),
   defineCase({
@@ -124,17 +126,15 @@ export const heartbeatCases: ConformanceCase[] = [
     area: 'heartbeat',
     level: 'MUST',
     title: 'MUST re-check the subscription on ping and end the session of a subscription retired meanwhile',
-    clause: { section: '§7', text: 'the ping reply re-checks the credential and the subscription scope' },
-    async run(ctx) {
+    orbit: {
+      anchor: 'event-engine',
+      text: 'events.ping reloads the credential and the subscription; a subscription retired meanwhile ends the session',
+    },
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'ping check' }),
-        200,
-        'retire',
-      );
-      const id = conn.send('events.ping', {});
-      const reply = await conn.poll((f) => f.reply_to === id, ctx.replyMs);
+      ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire', validateSubscriptionResult);
+      const reply = await conn.poll(repliesTo(conn.send('events.ping', {})), ctx.replyMs);
       ctx.check(!reply || reply.type === 'error', `the ping on a retired subscription was answered: ${reply?.$text}`);
       await ctx.expectClosed(conn, ctx.replyMs, 'a session of a retired subscription after ping');
     },

@@ -1,17 +1,29 @@
 /**
  * @module
  * Fixtures shared by the cases: raw create requests that clean up after a server that wrongly
- * accepts them, a leased delivery in one call, fresh canonical lease secrets.
+ * accepts them, a leased delivery in one call, an EXPIRED delivery, fresh canonical lease secrets,
+ * and event lists that name each event's type.
  */
 import { randomBytes } from 'node:crypto';
+import {
+  type DeliverFrame,
+  type ErrorFrame,
+  type EventDelivery,
+  type PingReplyFrame,
+  type Subscription,
+  type Validator,
+  validateDeliveryRetryResult,
+  type WelcomeFrame,
+} from '@orbit/generated';
 import { encodeBase64url } from '@orbit/spec/codec';
 import type { Role } from '../config.ts';
-import type { CaseContext, Subscription } from '../context.ts';
+import type { CaseContext } from '../context.ts';
+import { CheckFailure } from '../errors.ts';
 import type { HttpResponse } from '../http.ts';
 import type { EventType, PublishedEvent } from '../publisher.ts';
-import type { EventConnection, ServerFrame } from '../ws.ts';
+import type { EventConnection, Received } from '../ws.ts';
 
-/** The fixed order of `Subscription.types` (seed §2). */
+/** The fixed order of `Subscription.types` (spec/rules.md#s2-15; the order is spec/README.md's). */
 export const TYPE_ORDER = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'] as const;
 
 /** The snapshot state of each result type. */
@@ -34,6 +46,11 @@ export function randomHex(bytes = 16): string {
   return randomBytes(bytes).toString('hex');
 }
 
+/** `id (type)` of each event, for messages that list events. */
+export function describeEvents(events: ReadonlyArray<{ readonly id: string; readonly type: string }>): string {
+  return events.map((e) => `${e.id} (${e.type})`).join(', ') || 'none';
+}
+
 /** POSTs a create body (object or raw text); a subscription a broken server creates is retired later. */
 export async function postCreate(
   ctx: CaseContext,
@@ -42,8 +59,7 @@ export async function postCreate(
   target = '/v1/subscriptions',
 ): Promise<HttpResponse> {
   const res = await ctx.post(role, target, body);
-  const id = (res.json as { data?: { subscription?: { id?: unknown } } } | undefined)?.data?.subscription?.id;
-  if (res.status >= 200 && res.status < 300 && typeof id === 'string') ctx.own(role, id);
+  ctx.ownCreated(role, res);
   return res;
 }
 
@@ -57,11 +73,21 @@ export function createText(ctx: CaseContext, extraMembers = ''): string {
   return `{"name":${JSON.stringify(ctx.name())},"queue_id":${JSON.stringify(ctx.queue)}${extraMembers}}`;
 }
 
+/** POSTs the retire of `id` with `expected_revision`. */
+export function postRetire(ctx: CaseContext, id: string, expectedRevision: string, options: { key?: string; reason?: string } = {}) {
+  return ctx.post(
+    'full',
+    `/v1/subscriptions/${id}:retire`,
+    { expected_revision: expectedRevision, reason: options.reason ?? 'conformance' },
+    options.key ? { key: options.key } : {},
+  );
+}
+
 export interface Leased {
   readonly sub: Subscription;
   readonly conn: EventConnection;
-  readonly welcome: ServerFrame;
-  readonly deliver: ServerFrame;
+  readonly welcome: Received<WelcomeFrame>;
+  readonly deliver: Received<DeliverFrame>;
   readonly event: PublishedEvent;
 }
 
@@ -74,22 +100,63 @@ export async function leased(
   const sub = await ctx.createSubscription(options.fields ?? {}, role);
   const { conn, welcome } = await ctx.bind(sub.id, options.capacity ?? 1, role);
   const event = await ctx.publish({ type: options.type ?? 'task.succeeded' });
-  const deliver = await ctx.deliver(conn, ctx.deliverMs, `an event.deliver of event ${event.id}`);
+  const deliver = await ctx.deliver(conn, ctx.deliverMs, `an event.deliver of event ${event.id} (${event.type})`);
   return { sub, conn, welcome, deliver, event };
 }
 
-/** Sends events.ping and returns the reply. */
-export async function ping(ctx: CaseContext, conn: EventConnection): Promise<ServerFrame> {
-  return conn.reply(conn.send('events.ping', {}), ctx.replyMs, 'a reply to events.ping');
+/** Waits for the end of a lease the case can afford to wait for (else skips); budget: the case's own. */
+export function expiryBudget(ctx: CaseContext): number {
+  return ctx.redeliveryMs;
+}
+
+/**
+ * A delivery that ran out of its only attempt: `max_attempts` 1, leased once, lease expired with
+ * the connection still open (recovery is triggered by later claims of an enabled subscription,
+ * spec/rules.md#s4-26), read back EXPIRED.
+ */
+export async function expiredDelivery(ctx: CaseContext): Promise<Leased & { readonly expired: EventDelivery }> {
+  const got = await leased(ctx, { fields: { max_attempts: 1 } });
+  ctx.requireLeaseWithin(got.deliver, expiryBudget(ctx));
+  const expired = await ctx.waitForDeliveryState(got.sub.id, got.deliver.body.delivery.id, 'EXPIRED', ctx.redeliveryMs);
+  return { ...got, expired };
+}
+
+/** Retries an EXPIRED delivery with one more attempt (a setup step: a refusal fails the case as setup). */
+export async function retryOnce(ctx: CaseContext, subscriptionId: string, d: EventDelivery, reason: string): Promise<EventDelivery> {
+  const res = await ctx.post('full', `/v1/subscriptions/${subscriptionId}/deliveries/${d.id}:retry`, {
+    expected_revision: d.revision,
+    reason,
+    additional_attempts: 1,
+  });
+  return ctx.expectData(res, 200, 'setup: retry the EXPIRED delivery', validateDeliveryRetryResult).delivery;
+}
+
+/** Sends events.ping and returns the reply (an ack {server_time, enabled} or an error). */
+export async function ping(ctx: CaseContext, conn: EventConnection): Promise<Received<PingReplyFrame | ErrorFrame>> {
+  return conn.pingReply(conn.send('events.ping', {}), ctx.replyMs);
+}
+
+/** Sends events.ping and fails unless the reply is an ack {server_time, enabled}; returns it. */
+export async function pinged(ctx: CaseContext, conn: EventConnection, what = 'the ping reply'): Promise<Received<PingReplyFrame>> {
+  const reply = await ping(ctx, conn);
+  if (reply.type !== 'ack') throw new CheckFailure(`${what}: expected an ack {server_time, enabled}, got ${reply.$text}`);
+  return reply;
 }
 
 /** Every item of a list operation, following next_cursor (at most `maxPages` pages). */
-export async function listAll(ctx: CaseContext, role: Role, path: string, query: string, maxPages = 50): Promise<any[]> {
-  const items: any[] = [];
+export async function listAll<T>(
+  ctx: CaseContext,
+  role: Role,
+  path: string,
+  query: string,
+  validator: Validator<{ items: T[]; next_cursor?: string }>,
+  maxPages = 50,
+): Promise<T[]> {
+  const items: T[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < maxPages; page++) {
     const q = [query, 'limit=100', cursor ? `cursor=${encodeURIComponent(cursor)}` : ''].filter(Boolean).join('&');
-    const data = ctx.expectData(await ctx.get(role, `${path}?${q}`), 200, `GET ${path}?${q}`);
+    const data = ctx.expectData(await ctx.get(role, `${path}?${q}`), 200, `GET ${path}?${q}`, validator);
     items.push(...data.items);
     cursor = data.next_cursor;
     if (!cursor) return items;

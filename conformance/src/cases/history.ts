@@ -3,21 +3,14 @@
  * Orbit's configuration history (an extension to the seed: GET /v1/subscriptions/{id}/history).
  * Every case needs the `history` feature, so a server that implements only the seed skips them.
  */
+import { type SubscriptionHistory, validateSubscriptionHistory, validateSubscriptionResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { randomHex } from './helpers.ts';
 
-interface Entry {
-  readonly id: string;
-  readonly action: string;
-  readonly reason: string;
-  readonly revision: string;
-}
-
-function history(ctx: CaseContext, id: string, query = '', what = 'history'): Promise<{ items: Entry[]; next_cursor?: string }> {
+function history(ctx: CaseContext, id: string, query = '', what = 'history'): Promise<SubscriptionHistory> {
   return ctx
     .get('full', `/v1/subscriptions/${id}/history${query}`)
-    .then((res) => ctx.expectData(res, 200, what, 'validateSubscriptionHistory'));
+    .then((res) => ctx.expectData(res, 200, what, validateSubscriptionHistory));
 }
 
 /** Pauses or resumes with a given reason and key; returns the new revision. */
@@ -25,13 +18,13 @@ async function configure(
   ctx: CaseContext,
   id: string,
   body: { expected_revision: string; enabled: boolean; reason: string },
-  key = `cf-${randomHex()}`,
+  key = ctx.key(),
 ): Promise<string> {
   const data = ctx.expectData(
     await ctx.post('full', `/v1/subscriptions/${id}:configure`, body, { key }),
     200,
     `configure enabled=${body.enabled}`,
-    'validateSubscriptionResult',
+    validateSubscriptionResult,
   );
   return data.subscription.revision as string;
 }
@@ -42,14 +35,16 @@ export const historyCases: ConformanceCase[] = [
     area: 'history',
     level: 'MUST',
     title: 'MUST list create, pause, resume and retire newest first, each once with its reason and the revision it produced',
-    clause: {
-      section: 'extension',
-      text: 'every operator change writes one history entry in the same transaction; replays and refusals write none',
+    orbit: {
+      anchor: 'subscription-choices',
+      text:
+        'every create, pause, resume, retire and retry writes one history entry in the same transaction; replays and refusals write ' +
+        'none',
     },
     features: ['history'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      const pauseKey = `cf-${randomHex()}`;
+      const pauseKey = ctx.key();
       const pause = { expected_revision: sub.revision, enabled: false, reason: 'receiver maintenance' };
       const paused = await configure(ctx, sub.id, pause, pauseKey);
       await configure(ctx, sub.id, pause, pauseKey);
@@ -63,6 +58,7 @@ export const historyCases: ConformanceCase[] = [
         await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: resumed, reason: 'replaced' }),
         200,
         'retire',
+        validateSubscriptionResult,
       );
       const page = await history(ctx, sub.id, '?limit=100');
       ctx.equal(
@@ -82,16 +78,19 @@ export const historyCases: ConformanceCase[] = [
     area: 'history',
     level: 'MUST',
     title: 'MUST page the history with cursors bound to the subscription, and hide it from other credentials',
-    clause: { section: 'extension', text: 'the history pages like the seed lists; ownership and permission rules apply' },
+    orbit: {
+      anchor: 'subscription-choices',
+      text: 'the history is paged like the other lists and readable only by the owning credential with events:read',
+    },
     features: ['history'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       let revision = sub.revision;
       for (let i = 0; i < 4; i++)
         revision = await configure(ctx, sub.id, { expected_revision: revision, enabled: i % 2 === 1, reason: `step ${i}` });
       const whole = (await history(ctx, sub.id, '?limit=100')).items;
       ctx.equal(whole.length, 5, 'entries after create and four configures');
-      const paged: Entry[] = [];
+      const paged: SubscriptionHistory['items'] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 10; page++) {
         const current = await history(

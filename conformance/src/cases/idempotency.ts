@@ -1,10 +1,13 @@
 /**
  * @module
- * Idempotency of management writes (seed §1-§3, brief decision 2): a replay with the same key and
+ * Idempotency of management writes (spec/rules.md §1-§3; the result seam and the key format are
+ * Orbit's, spec/README.md#idempotency-keys): a replay with the same key and
  * content returns the original receipt with deduplicated=true; the same key with other content is
  * IDEMPOTENCY_CONFLICT; a replayed configure never applies twice.
  */
+import { validatePublishResultResponse, validateSubscriptionResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
+import type { CaseContext } from '../context.ts';
 import { randomHex } from './helpers.ts';
 
 export const idempotencyCases: ConformanceCase[] = [
@@ -13,19 +16,19 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'MUST',
     title: 'MUST answer a replayed create (same key, same body) with 200, deduplicated=true and the same subscription',
-    clause: { section: '§2', text: 'first success 201; a replay with the same identity and content is 200 with deduplicated=true' },
-    async run(ctx) {
-      const key = `cf-${randomHex()}`;
+    seed: ['s2-12'],
+    async run(ctx: CaseContext) {
+      const key = ctx.key();
       const body = ctx.subscriptionBody({ max_pending: 7 });
       const original = await ctx.post('full', '/v1/subscriptions', body, { key });
-      if (original.status === 201) ctx.own('full', original.json.data.subscription.id);
-      const created = ctx.expectData(original, 201, 'create', 'validateSubscriptionResult');
+      ctx.ownCreated('full', original);
+      const created = ctx.expectData(original, 201, 'create', validateSubscriptionResult);
       ctx.equal(created.deduplicated, false, 'deduplicated of the first create');
       const replay = ctx.expectData(
         await ctx.post('full', '/v1/subscriptions', body, { key }),
         200,
         'replayed create',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.subscription, created.subscription, 'the subscription of the replay');
@@ -36,13 +39,13 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'MUST',
     title: 'MUST answer a create that reuses a key with different content with 409 IDEMPOTENCY_CONFLICT',
-    clause: { section: '§7', text: 'IDEMPOTENCY_CONFLICT: same key, different content' },
-    async run(ctx) {
-      const key = `cf-${randomHex()}`;
+    seed: ['s7-15'],
+    async run(ctx: CaseContext) {
+      const key = ctx.key();
       const body = ctx.subscriptionBody();
       const first = await ctx.post('full', '/v1/subscriptions', body, { key });
-      if (first.status === 201) ctx.own('full', first.json.data.subscription.id);
-      ctx.expectData(first, 201, 'create');
+      ctx.ownCreated('full', first);
+      ctx.expectData(first, 201, 'create', validateSubscriptionResult);
       const res = await ctx.post('full', '/v1/subscriptions', { ...body, max_attempts: 3 }, { key });
       ctx.expectError(res, 'IDEMPOTENCY_CONFLICT', 'create with the same key and max_attempts added');
     },
@@ -52,19 +55,19 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'MUST',
     title: 'MUST return the original snapshot on a replayed create, even after the subscription changed',
-    clause: { section: '§3', text: 'an idempotent write receipt is the original state; only queries read the current one' },
-    async run(ctx) {
-      const key = `cf-${randomHex()}`;
+    seed: ['s3-2', 's2-12'],
+    async run(ctx: CaseContext) {
+      const key = ctx.key();
       const body = ctx.subscriptionBody();
       const first = await ctx.post('full', '/v1/subscriptions', body, { key });
-      if (first.status === 201) ctx.own('full', first.json.data.subscription.id);
-      const created = ctx.expectData(first, 201, 'create', 'validateSubscriptionResult');
+      ctx.ownCreated('full', first);
+      const created = ctx.expectData(first, 201, 'create', validateSubscriptionResult);
       await ctx.configure(created.subscription.id, false);
       const replay = ctx.expectData(
         await ctx.post('full', '/v1/subscriptions', body, { key }),
         200,
         'replayed create',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.equal(replay.subscription.revision, '1', 'revision in the replayed receipt');
       ctx.equal(replay.subscription.enabled, true, 'enabled in the replayed receipt');
@@ -76,16 +79,16 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'MUST',
     title: 'MUST answer a replayed configure with its original receipt and never apply it again',
-    clause: { section: '§3', text: 'a repeated command keeps its first revision; a new command needs a new key' },
-    async run(ctx) {
+    seed: ['s3-12', 's3-2'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      const k1 = `cf-${randomHex()}`;
+      const k1 = ctx.key();
       const pause = { expected_revision: '1', enabled: false, reason: 'maintenance' };
       const first = ctx.expectData(
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }),
         200,
         'pause',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.check(
         first.subscription.revision === '2' && first.subscription.enabled === false && first.deduplicated === false,
@@ -95,7 +98,7 @@ export const idempotencyCases: ConformanceCase[] = [
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }),
         200,
         'replayed pause',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.subscription, first.subscription, 'the replayed receipt');
@@ -103,13 +106,14 @@ export const idempotencyCases: ConformanceCase[] = [
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '2', enabled: true, reason: 'done' }),
         200,
         'resume',
+        validateSubscriptionResult,
       );
       ctx.equal(resume.subscription.revision, '3', 'revision after resume');
       const late = ctx.expectData(
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, pause, { key: k1 }),
         200,
         'pause replayed after resume',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.equal(late.subscription, first.subscription, 'the late replay receipt');
       const now = await ctx.getSubscription(sub.id);
@@ -123,16 +127,19 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'MUST',
     title: 'MUST answer a replayed result publication with 200, deduplicated=true and the original event',
-    clause: { section: 'brief 2', text: 'publish: 201 {event} first, 200 with deduplicated=true on replay' },
+    orbit: {
+      anchor: 'result-seam',
+      text: 'a publish is 201 {event} first and 200 with deduplicated=true and the original event on replay',
+    },
     features: ['results-http'],
-    async run(ctx) {
-      const key = `cf-${randomHex()}`;
+    async run(ctx: CaseContext) {
+      const key = ctx.key();
       const body = { type: 'task.failed', task_id: randomHex(), task_revision: '3', details: { reason: 'x' } };
       const first = ctx.expectData(
         await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }),
         201,
         'publish',
-        'validatePublishResultResponse',
+        validatePublishResultResponse,
       );
       ctx.equal(first.deduplicated, false, 'deduplicated of the first publish');
       ctx.check(
@@ -143,7 +150,7 @@ export const idempotencyCases: ConformanceCase[] = [
         await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }),
         200,
         'replayed publish',
-        'validatePublishResultResponse',
+        validatePublishResultResponse,
       );
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.event, first.event, 'the replayed event');
@@ -154,12 +161,17 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'MUST',
     title: 'MUST answer a publication that reuses a key with different content with 409 IDEMPOTENCY_CONFLICT',
-    clause: { section: 'brief 2', text: 'the result seam uses an Idempotency-Key' },
+    orbit: { anchor: 'result-seam', text: 'a publish that reuses its Idempotency-Key with other content is IDEMPOTENCY_CONFLICT' },
     features: ['results-http'],
-    async run(ctx) {
-      const key = `cf-${randomHex()}`;
+    async run(ctx: CaseContext) {
+      const key = ctx.key();
       const body = { type: 'task.succeeded', task_id: randomHex(), task_revision: '1' };
-      ctx.expectData(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }), 201, 'publish');
+      ctx.expectData(
+        await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }),
+        201,
+        'publish',
+        validatePublishResultResponse,
+      );
       ctx.expectError(
         await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, { ...body, task_revision: '2' }, { key }),
         'IDEMPOTENCY_CONFLICT',
@@ -172,15 +184,17 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'SHOULD',
     title: 'SHOULD reject an Idempotency-Key that is empty, longer than 255 or not visible ASCII',
-    clause: { section: '§1', text: 'management writes carry a stable Idempotency-Key' },
-    async run(ctx) {
+    orbit: { anchor: 'idempotency-keys', text: 'an Idempotency-Key is 1-255 visible ASCII characters' },
+    async run(ctx: CaseContext) {
+      // Unique per run: a server that wrongly stored one of these keys must not turn a rerun into a replay or conflict.
+      const unique = ctx.key();
       for (const [what, key] of [
         ['an empty key', ''],
-        ['a 256-character key', 'k'.repeat(256)],
-        ['a key with a space', 'a b'],
+        ['a 256-character key', unique.padEnd(256, 'k')],
+        ['a key with a space', `${unique} b`],
       ] as const) {
         const res = await ctx.post('full', '/v1/subscriptions', ctx.subscriptionBody(), { key });
-        if (res.status === 201) ctx.own('full', res.json.data.subscription.id);
+        ctx.ownCreated('full', res);
         ctx.expectError(res, 'INVALID_ARGUMENT', `create with ${what}`);
       }
     },
@@ -190,16 +204,16 @@ export const idempotencyCases: ConformanceCase[] = [
     area: 'idempotency',
     level: 'SHOULD',
     title: "SHOULD scope Idempotency-Keys to the credential: another credential's key neither conflicts nor replays",
-    clause: { section: '§1', text: 'another credential cannot operate on this subscription' },
-    async run(ctx) {
-      const key = `cf-${randomHex()}`;
+    orbit: { anchor: 'idempotency-keys', text: 'an Idempotency-Key is scoped to the credential and the operation' },
+    async run(ctx: CaseContext) {
+      const key = ctx.key();
       const mine = await ctx.post('full', '/v1/subscriptions', ctx.subscriptionBody(), { key });
-      if (mine.status === 201) ctx.own('full', mine.json.data.subscription.id);
-      ctx.expectData(mine, 201, 'create as full');
+      ctx.ownCreated('full', mine);
+      const own = ctx.expectData(mine, 201, 'create as full', validateSubscriptionResult);
       const theirs = await ctx.post('sameNamespace', '/v1/subscriptions', ctx.subscriptionBody(), { key });
-      if (theirs.status === 201) ctx.own('sameNamespace', theirs.json.data.subscription.id);
-      const data = ctx.expectData(theirs, 201, 'create as sameNamespace with the same key', 'validateSubscriptionResult');
-      ctx.check(data.subscription.id !== mine.json.data.subscription.id, "the other credential received full's subscription");
+      ctx.ownCreated('sameNamespace', theirs);
+      const data = ctx.expectData(theirs, 201, 'create as sameNamespace with the same key', validateSubscriptionResult);
+      ctx.check(data.subscription.id !== own.subscription.id, "the other credential received full's subscription");
     },
   }),
 ];

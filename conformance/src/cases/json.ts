@@ -1,11 +1,12 @@
 /**
  * @module
- * Strict JSON and encodings (seed §1, §8; brief decision 2): duplicate keys (also spelled with
+ * Strict JSON and encodings (spec/rules.md §1, §6, §8): duplicate keys (also spelled with
  * escapes), unknown fields and case aliases, canonical uint64 strings, malformed and oversized
  * bodies, and the byte-exact `result`. Bodies are sent as raw text.
  */
+import { validateSubscriptionResult } from '@orbit/generated';
 import fc from 'fast-check';
-import { parseStrict } from '@orbit/spec/codec';
+import { isRawJson, parseStrict } from '@orbit/spec/codec';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import { createText, expectCreateInvalid, postCreate, UINT64_MAX } from './helpers.ts';
@@ -24,6 +25,12 @@ export function escapeKey(key: string, mask: readonly boolean[], upper: boolean)
   return out;
 }
 
+/** The raw text of `<top>.event.snapshot.result` of a value parsed with that path kept raw. */
+function rawResult(value: unknown, top: 'body' | 'data'): string | undefined {
+  const result = (value as Record<string, { event?: { snapshot?: { result?: unknown } } }> | undefined)?.[top]?.event?.snapshot?.result;
+  return isRawJson(result) ? result.text : undefined;
+}
+
 async function configureRaw(ctx: CaseContext, id: string, text: string) {
   return ctx.post('full', `/v1/subscriptions/${id}:configure`, text);
 }
@@ -34,8 +41,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject a request body with a duplicate member name (400 INVALID_ARGUMENT)',
-    clause: { section: '§1', text: 'duplicate JSON keys are rejected' },
-    async run(ctx) {
+    seed: ['s1-20', 's8-9'],
+    async run(ctx: CaseContext) {
       const name = ctx.name();
       await expectCreateInvalid(
         ctx,
@@ -54,8 +61,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject duplicate member names that differ only in escaping (compared after unescaping)',
-    clause: { section: '§1', text: 'duplicate JSON keys are rejected' },
-    async run(ctx) {
+    seed: ['s1-20', 's8-9'],
+    async run(ctx: CaseContext) {
       await expectCreateInvalid(
         ctx,
         `{"name":${JSON.stringify(ctx.name())},"queue_id":"${ctx.queue}","n\\u0061me":${JSON.stringify(ctx.name())}}`,
@@ -73,9 +80,9 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject duplicate member names at any depth, also inside free-form values',
-    clause: { section: '§1', text: 'duplicate JSON keys are rejected (also in details and result of the result seam)' },
+    seed: ['s1-20', 's8-9'],
     features: ['results-http'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const base = `"type":"task.succeeded","task_id":"${'7'.repeat(32)}","task_revision":"1"`;
       for (const [what, extra] of [
         ['details with "a" twice', `"details":{"a":1,"a":2}`],
@@ -91,8 +98,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject unknown members in a request body',
-    clause: { section: '§1', text: 'unknown fields are rejected' },
-    async run(ctx) {
+    seed: ['s1-20'],
+    async run(ctx: CaseContext) {
       await expectCreateInvalid(ctx, createText(ctx, ',"labels":{}'), 'create with "labels"');
       const sub = await ctx.createSubscription();
       const res = await configureRaw(ctx, sub.id, '{"expected_revision":"1","enabled":false,"reason":"x","force":true}');
@@ -105,8 +112,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject case-variant aliases of member names',
-    clause: { section: '§1', text: 'case aliases of field names are rejected' },
-    async run(ctx) {
+    seed: ['s1-20'],
+    async run(ctx: CaseContext) {
       await expectCreateInvalid(ctx, createText(ctx, `,"Queue_Id":"${ctx.queue}"`), 'create with "Queue_Id" besides "queue_id"');
       await expectCreateInvalid(
         ctx,
@@ -121,8 +128,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject a body that reports its own namespace_id, application_id or credential_id',
-    clause: { section: '§1', text: 'requests never accept a self-reported namespace_id, application_id or credential_id' },
-    async run(ctx) {
+    seed: ['s1-4'],
+    async run(ctx: CaseContext) {
       for (const field of ['namespace_id', 'application_id', 'credential_id']) {
         await expectCreateInvalid(ctx, createText(ctx, `,"${field}":"${'a'.repeat(32)}"`), `create with "${field}"`);
       }
@@ -133,8 +140,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject a count or version sent as a JSON number instead of a decimal string',
-    clause: { section: '§1', text: 'counts and versions travel as canonical decimal strings' },
-    async run(ctx) {
+    seed: ['s1-21'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       ctx.expectError(
         await configureRaw(ctx, sub.id, '{"expected_revision":1,"enabled":false,"reason":"x"}'),
@@ -150,8 +157,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject uint64 strings above 18446744073709551615 as INVALID_ARGUMENT (not as a state conflict)',
-    clause: { section: '§8', text: 'the runtime rejects out-of-range uint64 values' },
-    async run(ctx) {
+    seed: ['s8-9'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const v of ['18446744073709551616', '99999999999999999999']) {
         ctx.expectError(
@@ -173,8 +180,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject bodies that are not one JSON object (400 INVALID_ARGUMENT)',
-    clause: { section: '§1', text: 'request bodies are JSON objects' },
-    async run(ctx) {
+    seed: ['s7-10'],
+    async run(ctx: CaseContext) {
       const name = JSON.stringify(ctx.name());
       const bodies: Array<[string, string]> = [
         ['truncated', `{"name":${name}`],
@@ -194,8 +201,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'SHOULD',
     title: 'SHOULD reject a body that is not valid UTF-8',
-    clause: { section: '§1', text: 'request bodies are JSON (UTF-8)' },
-    async run(ctx) {
+    seed: ['s7-10'],
+    async run(ctx: CaseContext) {
       const text = createText(ctx);
       const bytes = Buffer.concat([Buffer.from(text.slice(0, 10)), Buffer.from([0xff, 0xfe]), Buffer.from(text.slice(10))]);
       ctx.expectError(await postCreate(ctx, new Uint8Array(bytes)), 'INVALID_ARGUMENT', 'create with bytes ff fe inside the name');
@@ -206,8 +213,8 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST reject a JSON body larger than 512 KiB',
-    clause: { section: '§1', text: 'JSON bodies are at most 512 KiB' },
-    async run(ctx) {
+    seed: ['s1-19'],
+    async run(ctx: CaseContext) {
       const text = createText(ctx);
       const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY + 1 - text.length)}}`;
       ctx.check(Buffer.byteLength(body) === MAX_BODY + 1, 'internal: body size');
@@ -219,11 +226,11 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'SHOULD',
     title: 'SHOULD accept a valid JSON body of exactly 512 KiB',
-    clause: { section: '§1', text: 'JSON bodies are at most 512 KiB' },
-    async run(ctx) {
+    seed: ['s1-19'],
+    async run(ctx: CaseContext) {
       const text = createText(ctx);
       const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY - text.length)}}`;
-      ctx.expectData(await postCreate(ctx, body), 201, 'create with a 524288-byte body (whitespace padding)', 'validateSubscriptionResult');
+      ctx.expectData(await postCreate(ctx, body), 201, 'create with a 524288-byte body (whitespace padding)', validateSubscriptionResult);
     },
   }),
   defineCase({
@@ -231,16 +238,16 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'SHOULD',
     title: 'SHOULD reject a write whose Content-Type is not application/json (a charset=utf-8 parameter is fine)',
-    clause: { section: '§2', text: 'POST /v1/subscriptions, Content-Type: application/json' },
-    async run(ctx) {
+    seed: ['s2-1'],
+    async run(ctx: CaseContext) {
       for (const type of ['text/plain', 'application/x-www-form-urlencoded', null]) {
         const res = await ctx.post('full', '/v1/subscriptions', createText(ctx), { contentType: type });
-        if (res.status === 201) ctx.own('full', res.json.data.subscription.id);
+        ctx.ownCreated('full', res);
         ctx.expectError(res, 'INVALID_ARGUMENT', `create with Content-Type ${type ?? '(none)'}`);
       }
       const charset = await ctx.post('full', '/v1/subscriptions', createText(ctx), { contentType: 'application/json; charset=utf-8' });
-      if (charset.status === 201) ctx.own('full', charset.json.data.subscription.id);
-      ctx.expectData(charset, 201, 'create with Content-Type application/json; charset=utf-8');
+      ctx.ownCreated('full', charset);
+      ctx.expectData(charset, 201, 'create with Content-Type application/json; charset=utf-8', validateSubscriptionResult);
     },
   }),
   defineCase({
@@ -248,26 +255,21 @@ export const jsonCases: ConformanceCase[] = [
     area: 'json',
     level: 'MUST',
     title: 'MUST deliver `result` byte for byte as published (big integers, number spelling, escapes)',
-    clause: { section: 'brief 2', text: '`result` is any JSON value kept byte-exact as raw JSON text' },
-    async run(ctx) {
+    seed: ['s6-4'],
+    async run(ctx: CaseContext) {
       const result =
-        '{"big":123456789012345678901234567890,"neg":-0,"frac":1.50,"exp":1E+2,"s":"\\u00e9\\ud83d\\ude00","raw":"\u00e9\u{1F600}","list":[1,{"a":null}]}';
+        '{"big":123456789012345678901234567890,"neg":-0,"frac":1.50,"exp":1E+2,' +
+        '"s":"\\u00e9\\ud83d\\ude00","raw":"\u00e9\u{1F600}","list":[1,{"a":null}]}';
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const event = await ctx.publish({ type: 'task.succeeded', result });
       const deliver = await ctx.deliver(conn);
-      const frame = parseStrict(deliver.$text, { raw: [['body', 'event', 'snapshot', 'result']] }) as any;
-      ctx.equal(frame.body.event.id, event.id, 'the delivered event');
-      ctx.check(
-        frame.body.event.snapshot.result?.text === result,
-        `event.deliver carries result ${frame.body.event.snapshot.result?.text}, published ${result}`,
-      );
+      ctx.equal(deliver.body.event.id, event.id, 'the delivered event');
+      const delivered = rawResult(parseStrict(deliver.$text, { raw: [['body', 'event', 'snapshot', 'result']] }), 'body');
+      ctx.check(delivered === result, `event.deliver carries result ${delivered}, published ${result}`);
       const detail = await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${deliver.body.delivery.id}`);
-      const raw = detail.parseRaw([['data', 'event', 'snapshot', 'result']]);
-      ctx.check(
-        raw.data.event.snapshot.result?.text === result,
-        `GET delivery returns result ${raw.data.event.snapshot.result?.text}, published ${result}`,
-      );
+      const read = rawResult(detail.parseRaw([['data', 'event', 'snapshot', 'result']]), 'data');
+      ctx.check(read === result, `GET delivery returns result ${read}, published ${result}`);
     },
   }),
   defineCase({
@@ -276,9 +278,9 @@ export const jsonCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title: 'MUST reject any create body in which some member name appears twice, however it is escaped',
-    clause: { section: '§1', text: 'duplicate JSON keys are rejected' },
+    seed: ['s1-20', 's8-9'],
     timeoutMs: 60_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const members: Record<string, [string, string]> = {
         name: ['', ''],
         queue_id: [`"${ctx.queue}"`, `"${ctx.queue}"`],
@@ -310,9 +312,9 @@ export const jsonCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title: 'MUST reject any create body with an unknown member, a case alias or a self-reported identity',
-    clause: { section: '§1', text: 'unknown fields and case aliases are rejected' },
+    seed: ['s1-20', 's1-4'],
     timeoutMs: 60_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const known = ['name', 'queue_id', 'types', 'from_sequence', 'max_pending', 'max_attempts'];
       const arbitrary = fc.record({
         member: fc.oneof(
@@ -349,9 +351,9 @@ export const jsonCases: ConformanceCase[] = [
     kind: 'property',
     title:
       'MUST reject every non-canonical spelling of a uint64 (sign, leading zero, fraction, exponent, space, range) as INVALID_ARGUMENT',
-    clause: { section: '§1', text: 'counts and versions are canonical decimal strings without sign, leading zero or fraction' },
+    seed: ['s1-21', 's8-9'],
     timeoutMs: 60_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const token = fc.oneof(
         fc.integer({ min: 1, max: 6 }).map((k) => JSON.stringify(`${'0'.repeat(k)}1`)),

@@ -1,11 +1,13 @@
 /**
  * @module
- * Retention (brief decision 5; only with the `retention` feature): a from_sequence below the
+ * Retention (spec/rules.md §2, §7; spec/README.md#retention-choices; only with the `retention` feature): a from_sequence below the
  * retention boundary is EVENT_HISTORY_EXPIRED (410); a subscription whose cursor fell behind the
  * boundary gets EVENT_HISTORY_EXPIRED and a close on its next claim, never a silent jump; pruning
  * never loses the event of an unacknowledged delivery.
  */
+import { validateSubscriptionResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
+import type { CaseContext } from '../context.ts';
 import { postCreate } from './helpers.ts';
 
 export const retentionCases: ConformanceCase[] = [
@@ -14,9 +16,9 @@ export const retentionCases: ConformanceCase[] = [
     area: 'retention',
     level: 'MUST',
     title: 'MUST refuse a from_sequence below the retention boundary with 410 EVENT_HISTORY_EXPIRED and accept one at it',
-    clause: { section: 'brief 5', text: 'a from_sequence below the boundary is refused with EVENT_HISTORY_EXPIRED (410)' },
+    seed: ['s2-20'],
     features: ['retention'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const r1 = await ctx.publish({ type: 'task.succeeded' });
       await ctx.publish({ type: 'task.succeeded' });
       const r3 = await ctx.publish({ type: 'task.succeeded' });
@@ -31,6 +33,7 @@ export const retentionCases: ConformanceCase[] = [
         await postCreate(ctx, ctx.subscriptionBody({ from_sequence: boundary })),
         201,
         `create with from_sequence at the boundary ${boundary}`,
+        validateSubscriptionResult,
       ).subscription;
       const { conn } = await ctx.bind(sub.id);
       ctx.equal((await ctx.deliver(conn)).body.event.id, r3.id, 'the first event after the boundary');
@@ -41,12 +44,9 @@ export const retentionCases: ConformanceCase[] = [
     area: 'retention',
     level: 'MUST',
     title: 'MUST end the session of a subscription whose cursor fell behind the boundary with EVENT_HISTORY_EXPIRED, never skipping ahead',
-    clause: {
-      section: '§7',
-      text: 'EVENT_HISTORY_EXPIRED: a claim that finds a history gap reports and closes, never jumping silently to the newest position',
-    },
+    seed: ['s7-17'],
     features: ['retention'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ types: ['task.failed'] });
       await ctx.publish({ type: 'task.failed' });
       await ctx.publish({ type: 'task.failed' });
@@ -69,9 +69,9 @@ export const retentionCases: ConformanceCase[] = [
     area: 'retention',
     level: 'MUST',
     title: 'MUST keep the event of an unacknowledged delivery when results are pruned',
-    clause: { section: 'brief 5', text: 'pruning never loses the event of a delivery that is not ACKED' },
+    orbit: { anchor: 'retention-choices', text: 'pruning never deletes the event of a delivery that is not ACKED' },
     features: ['retention'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ types: ['task.cancelled'] });
       const { conn } = await ctx.bind(sub.id);
       const event = await ctx.publish({ type: 'task.cancelled' });

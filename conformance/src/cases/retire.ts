@@ -1,11 +1,24 @@
 /**
  * @module
- * Retirement (brief decision 4, seed "退役与资源名额"): retire adds retired_at and
- * retired_sequence, is idempotent, is refused while work is open, keeps history readable, and ends
- * configuration and consumption for good.
+ * Retirement (spec/rules.md §9; the request and its effects are Orbit's, spec/README.md#subscription-choices):
+ * retire adds retired_at and retired_sequence, is idempotent, is refused while work is open (a
+ * PENDING, LEASED or EXPIRED delivery, or a matching result not yet materialized: one case each),
+ * keeps history readable, and ends configuration and consumption for good.
  */
-import { defineCase, type ConformanceCase } from '../case.ts';
-import { leased, randomHex } from './helpers.ts';
+import { validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
+import { type ConformanceCase, defineCase } from '../case.ts';
+import type { Timing } from '../config.ts';
+import type { CaseContext } from '../context.ts';
+import { deliveryOf, repliesTo } from '../ws.ts';
+import { expiredDelivery, leased, postRetire, retryOnce } from './helpers.ts';
+
+const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
+
+/** Expects the retire of `id` at `revision` to be refused because of `what`. */
+async function expectRetireBlocked(ctx: CaseContext, id: string, revision: string, what: string): Promise<void> {
+  ctx.expectError(await postRetire(ctx, id, revision), 'STATE_CONFLICT', `retire with ${what}`);
+  ctx.check(!(await ctx.getSubscription(id)).retired_at, `the refused retire (${what}) retired the subscription`);
+}
 
 export const retireCases: ConformanceCase[] = [
   defineCase({
@@ -13,17 +26,14 @@ export const retireCases: ConformanceCase[] = [
     area: 'retire',
     level: 'MUST',
     title: 'MUST retire an idle subscription (200, retired_at and retired_sequence) and keep it readable',
-    clause: {
-      section: 'brief 4',
-      text: 'retire returns {subscription, deduplicated} with retired_at and retired_sequence; a retired subscription stays readable',
-    },
-    async run(ctx) {
+    seed: ['s9-2', 's1-13'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const data = ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'no longer needed' }),
+        await postRetire(ctx, sub.id, '1', { reason: 'no longer needed' }),
         200,
         'retire',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.equal(data.deduplicated, false, 'deduplicated');
       ctx.check(
@@ -36,12 +46,17 @@ export const retireCases: ConformanceCase[] = [
         [data.subscription.retired_at, data.subscription.retired_sequence],
         'GET after retire',
       );
-      const page = ctx.expectData(await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=100`), 200, 'list');
+      const page = ctx.expectData(
+        await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=100`),
+        200,
+        'list',
+        validateSubscriptionList,
+      );
       ctx.check(
-        page.items.some((s: { id: string }) => s.id === sub.id),
+        page.items.some((s) => s.id === sub.id),
         'the retired subscription is missing from the list',
       );
-      ctx.expectData(await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries`), 200, 'deliveries of a retired subscription');
+      await ctx.listDeliveries(sub.id);
     },
   }),
   defineCase({
@@ -49,22 +64,21 @@ export const retireCases: ConformanceCase[] = [
     area: 'retire',
     level: 'MUST',
     title: 'MUST answer a replayed retire with its original receipt and deduplicated=true, and a changed one with IDEMPOTENCY_CONFLICT',
-    clause: { section: 'brief 4', text: 'retire uses an Idempotency-Key' },
-    async run(ctx) {
+    seed: ['s1-1'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      const key = `cf-${randomHex()}`;
-      const body = { expected_revision: '1', reason: 'done' };
-      const first = ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, body, { key }), 200, 'retire');
+      const key = ctx.key();
+      const first = ctx.expectData(await postRetire(ctx, sub.id, '1', { key, reason: 'done' }), 200, 'retire', validateSubscriptionResult);
       const replay = ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, body, { key }),
+        await postRetire(ctx, sub.id, '1', { key, reason: 'done' }),
         200,
         'replayed retire',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.equal(replay.deduplicated, true, 'deduplicated of the replay');
       ctx.equal(replay.subscription, first.subscription, 'the replayed receipt');
       ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { ...body, reason: 'other' }, { key }),
+        await postRetire(ctx, sub.id, '1', { key, reason: 'other' }),
         'IDEMPOTENCY_CONFLICT',
         'retire with the same key and another reason',
       );
@@ -75,36 +89,50 @@ export const retireCases: ConformanceCase[] = [
     area: 'retire',
     level: 'MUST',
     title: 'MUST refuse a retire whose expected_revision is not current (409 STATE_CONFLICT)',
-    clause: { section: 'brief 4', text: 'retire carries expected_revision' },
-    async run(ctx) {
+    orbit: {
+      anchor: 'subscription-choices',
+      text: 'retire takes {expected_revision, reason}; a revision that is not current is STATE_CONFLICT',
+    },
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '2', reason: 'x' }),
-        'STATE_CONFLICT',
-        'retire with expected_revision 2 at revision 1',
+      await expectRetireBlocked(ctx, sub.id, '2', 'expected_revision 2 at revision 1');
+    },
+  }),
+  defineCase({
+    id: 'retire.blocked-by-pending-delivery',
+    area: 'retire',
+    level: 'MUST',
+    title: 'MUST refuse to retire while a delivery is PENDING, and retire once it is ACKED',
+    seed: ['s9-3', 's4-23'],
+    timeoutMs: expiryTimeout,
+    async run(ctx: CaseContext) {
+      // A retried EXPIRED delivery is PENDING (spec/rules.md#s4-23); while paused nothing claims it.
+      const { sub, conn, expired } = await expiredDelivery(ctx);
+      const paused = await ctx.configure(sub.id, false);
+      await retryOnce(ctx, sub.id, expired, 'make it PENDING');
+      const pending = (await ctx.deliveryDetail(sub.id, expired.id)).delivery;
+      ctx.check(
+        pending.state === 'PENDING',
+        `setup: after the retry of a paused subscription the delivery is ${pending.state}, expected PENDING`,
       );
-      ctx.check(!(await ctx.getSubscription(sub.id)).retired_at, 'the refused retire retired the subscription');
+      await expectRetireBlocked(ctx, sub.id, paused.revision, 'a PENDING delivery');
+      const resumed = await ctx.configure(sub.id, true);
+      const again = await conn.next(deliveryOf(expired.id), ctx.redeliveryMs, 'the PENDING delivery to be sent after resume');
+      await ctx.acked(conn, again);
+      ctx.expectData(await postRetire(ctx, sub.id, resumed.revision), 200, 'retire after the ACK', validateSubscriptionResult);
     },
   }),
   defineCase({
     id: 'retire.blocked-by-open-delivery',
     area: 'retire',
     level: 'MUST',
-    title: 'MUST refuse to retire while a delivery is unfinished, and retire once it is ACKED',
-    clause: { section: 'brief 4', text: 'STATE_CONFLICT while any PENDING, LEASED or EXPIRED delivery exists' },
-    async run(ctx) {
+    title: 'MUST refuse to retire while a delivery is LEASED, and retire once it is ACKED',
+    seed: ['s9-3'],
+    async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
-      ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }),
-        'STATE_CONFLICT',
-        'retire with a LEASED delivery',
-      );
-      ctx.equal((await ctx.ack(conn, ctx.latest(deliver))).type, 'ack', 'ACK');
-      ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }),
-        200,
-        'retire after the ACK',
-      );
+      await expectRetireBlocked(ctx, sub.id, '1', 'a LEASED delivery');
+      await ctx.acked(conn, ctx.latest(deliver));
+      ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire after the ACK', validateSubscriptionResult);
       ctx.equal(
         (await ctx.deliveryDetail(sub.id, deliver.body.delivery.id)).delivery.state,
         'ACKED',
@@ -113,27 +141,34 @@ export const retireCases: ConformanceCase[] = [
     },
   }),
   defineCase({
+    id: 'retire.blocked-by-expired-delivery',
+    area: 'retire',
+    level: 'MUST',
+    title: 'MUST refuse to retire while a delivery is EXPIRED, and retire once it was retried and ACKED',
+    seed: ['s9-3', 's2-17'],
+    timeoutMs: expiryTimeout,
+    async run(ctx: CaseContext) {
+      const { sub, conn, expired } = await expiredDelivery(ctx);
+      await expectRetireBlocked(ctx, sub.id, '1', 'an EXPIRED delivery');
+      await retryOnce(ctx, sub.id, expired, 'drain before retiring');
+      const again = await conn.next(deliveryOf(expired.id), ctx.redeliveryMs, 'the retried delivery to be sent again');
+      await ctx.acked(conn, again);
+      ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire after the retried delivery was ACKED', validateSubscriptionResult);
+    },
+  }),
+  defineCase({
     id: 'retire.blocked-by-unmaterialized-result',
     area: 'retire',
     level: 'MUST',
     title: 'MUST refuse to retire while a matching result is not yet materialized',
-    clause: { section: '退役', text: 'unacknowledged, expired or not yet materialized matching results block retirement' },
-    async run(ctx) {
+    seed: ['s9-3'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       await ctx.publish({ type: 'task.succeeded' });
-      ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }),
-        'STATE_CONFLICT',
-        'retire with a matching result and no consumer',
-      );
+      await expectRetireBlocked(ctx, sub.id, '1', 'a matching result and no consumer');
       const { conn } = await ctx.bind(sub.id);
-      const deliver = await ctx.deliver(conn);
-      ctx.equal((await ctx.ack(conn, deliver)).type, 'ack', 'ACK');
-      ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }),
-        200,
-        'retire after consuming',
-      );
+      await ctx.acked(conn, await ctx.deliver(conn));
+      ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire after consuming', validateSubscriptionResult);
     },
   }),
   defineCase({
@@ -141,16 +176,12 @@ export const retireCases: ConformanceCase[] = [
     area: 'retire',
     level: 'MUST',
     title: 'MUST NOT let results outside the type filter (or task.requeued) block retirement',
-    clause: { section: 'brief 4', text: 'only matching results that are not yet materialized block retirement' },
-    async run(ctx) {
+    seed: ['s9-3'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ types: ['task.failed'] });
       await ctx.publish({ type: 'task.succeeded' });
       await ctx.publish({ type: 'task.requeued' });
-      ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }),
-        200,
-        'retire with only non-matching results',
-      );
+      ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire with only non-matching results', validateSubscriptionResult);
     },
   }),
   defineCase({
@@ -158,14 +189,10 @@ export const retireCases: ConformanceCase[] = [
     area: 'retire',
     level: 'MUST',
     title: 'MUST refuse to configure a retired subscription (409 STATE_CONFLICT)',
-    clause: { section: 'brief 4', text: 'a retired subscription can never be enabled or configured again' },
-    async run(ctx) {
+    seed: ['s9-2'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      const retired = ctx.expectData(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }),
-        200,
-        'retire',
-      );
+      const retired = ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire', validateSubscriptionResult);
       for (const enabled of [true, false]) {
         ctx.expectError(
           await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
@@ -184,13 +211,15 @@ export const retireCases: ConformanceCase[] = [
     area: 'retire',
     level: 'MUST',
     title: 'MUST refuse a hello for a retired subscription (an error without session_id, then close)',
-    clause: { section: 'brief 4', text: 'a retired subscription can never be consumed again' },
-    async run(ctx) {
+    orbit: {
+      anchor: 'subscription-choices',
+      text: 'a retired subscription can never be consumed again: its hello is refused and the connection closed',
+    },
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      ctx.expectData(await ctx.post('full', `/v1/subscriptions/${sub.id}:retire`, { expected_revision: '1', reason: 'x' }), 200, 'retire');
+      ctx.expectData(await postRetire(ctx, sub.id, '1'), 200, 'retire', validateSubscriptionResult);
       const conn = await ctx.connect();
-      const id = conn.send('events.hello', { subscription_id: sub.id, capacity: 1 });
-      const reply = await conn.poll((f) => f.reply_to === id, ctx.replyMs);
+      const reply = await conn.poll(repliesTo(conn.send('events.hello', { subscription_id: sub.id, capacity: 1 })), ctx.replyMs);
       ctx.check(
         !reply || (reply.type === 'error' && reply.session_id === undefined),
         `hello for a retired subscription answered ${reply?.$text}`,

@@ -1,14 +1,15 @@
 /**
  * @module
- * The session (seed §5, §7): hello within the deadline and its forbidden fields, capacity,
+ * The session (spec/rules.md §5, §7): hello within the deadline and its forbidden fields, capacity,
  * subscription ownership at hello, the welcome, session ids, message ids, and the reactions to
  * invalid envelopes (1008), binary frames, wrong sessions and oversized frames. Frames are sent as
  * raw text.
  */
+import { validateWelcomeFrame } from '@orbit/generated';
 import fc from 'fast-check';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { newMessageId, type EventConnection } from '../ws.ts';
+import { type EventConnection, isDeliver, newMessageId, replyOf, repliesTo } from '../ws.ts';
 import { escapeKey } from './json.ts';
 import { ping, randomHex } from './helpers.ts';
 
@@ -49,17 +50,14 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST answer hello with events.welcome: reply_to, a new message_id, the session_id, the capacity and the timings',
-    clause: {
-      section: '§5',
-      text: 'the welcome carries session_id, subscription_id, capacity, lease_duration_ms, heartbeat_interval_ms, server_time, enabled',
-    },
-    async run(ctx) {
+    seed: ['s5-14', 's5-7', 's5-15', 's8-8'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const conn = await ctx.connect();
       const helloId = conn.send('events.hello', { subscription_id: sub.id, capacity: 3 });
       const w = await conn.reply(helloId, ctx.replyMs, 'events.welcome');
       ctx.check(w.type === 'events.welcome', `expected events.welcome, got ${w.$text}`);
-      ctx.validate('validateWelcomeFrame', JSON.parse(w.$text), 'the welcome');
+      ctx.validate(validateWelcomeFrame, JSON.parse(w.$text), 'the welcome');
       ctx.check(w.message_id !== helloId, 'the welcome reuses the hello message_id');
       ctx.equal(w.session_id, w.body.session_id, 'session_id of the frame versus the body');
       ctx.equal([w.body.subscription_id, w.body.capacity, w.body.enabled], [sub.id, 3, true], '[subscription_id, capacity, enabled]');
@@ -75,9 +73,9 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST accept a hello sent within the hello timeout and close a connection that sends none',
-    clause: { section: '§5', text: 'send hello within 5 seconds of connecting' },
+    seed: ['s5-9'],
     timeoutMs: (t) => 20_000 + 3 * t.helloTimeoutMs,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const silent = await ctx.connect();
       const late = await ctx.connect();
@@ -87,7 +85,8 @@ export const sessionCases: ConformanceCase[] = [
       await ctx.expectClosed(
         silent,
         Math.ceil(ctx.timing.helloTimeoutMs / 2) + Math.max(2_000, ctx.timing.helloTimeoutMs),
-        'a connection without hello',
+        `a connection without hello (timing.helloTimeoutMs is ${ctx.timing.helloTimeoutMs}: a server with a longer hello timeout needs ` +
+          `that setting)`,
       );
     },
   }),
@@ -96,8 +95,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST close with 1008 when the first frame is not events.hello',
-    clause: { section: '§7', text: 'an invalid envelope or a wrong session closes with 1008' },
-    async run(ctx) {
+    seed: ['s7-9', 's5-16'],
+    async run(ctx: CaseContext) {
       const conn = await ctx.connect();
       conn.sendText(
         JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }),
@@ -110,8 +109,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST refuse a hello that carries session_id, reply_to or error',
-    clause: { section: '§5', text: 'hello cannot carry session_id, reply_to or error' },
-    async run(ctx) {
+    seed: ['s5-9'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const extra of [
         `,"session_id":"${randomHex()}"`,
@@ -134,8 +133,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST refuse a hello whose capacity is not an integer from 1 to 32',
-    clause: { section: '§5', text: 'capacity is a required integer 1-32' },
-    async run(ctx) {
+    seed: ['s5-11'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const capacity of [0, 33, 1.5, '1', null]) {
         const id = newMessageId();
@@ -158,8 +157,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: "MUST refuse a hello for another credential's subscription with NOT_FOUND, without session_id, then close",
-    clause: { section: '§5', text: 'hello checks the subscription owner and queue scope; a failed binding has no session_id' },
-    async run(ctx) {
+    seed: ['s5-3', 's7-8', 's7-13'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const role of ['sameNamespace', 'otherNamespace'] as const) {
         const conn = await ctx.connect(role);
@@ -176,8 +175,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST refuse a hello for an unknown subscription with NOT_FOUND and close',
-    clause: { section: '§7', text: 'NOT_FOUND inside a connection closes it' },
-    async run(ctx) {
+    seed: ['s7-13', 's7-6'],
+    async run(ctx: CaseContext) {
       const conn = await ctx.connect();
       const id = conn.send('events.hello', { subscription_id: randomHex(), capacity: 1 });
       ctx.expectFrameError(await conn.reply(id, ctx.replyMs), 'NOT_FOUND', 'hello for an unknown subscription');
@@ -189,8 +188,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST NOT accept a second hello on a bound connection (capacity cannot change)',
-    clause: { section: '§5', text: 'capacity cannot change during a connection; reconnect to adjust it' },
-    async run(ctx) {
+    seed: ['s5-12'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 1);
       const id = conn.send('events.hello', { subscription_id: sub.id, capacity: 2 });
@@ -203,8 +202,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST close with 1008 when a frame names another session_id',
-    clause: { section: '§7', text: 'a wrong session closes with 1008' },
-    async run(ctx) {
+    seed: ['s7-9', 's5-16'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       conn.sendText(
@@ -218,8 +217,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST close with 1008 on a binary message',
-    clause: { section: '§7', text: 'binary messages close with 1008; every frame is one text JSON' },
-    async run(ctx) {
+    seed: ['s7-9', 's5-5'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       conn.sendBinary(
@@ -235,8 +234,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST close with 1008 on a frame that is not strict JSON (syntax error, duplicate key)',
-    clause: { section: '§7', text: 'an invalid envelope closes with 1008; duplicate JSON keys are rejected' },
-    async run(ctx) {
+    seed: ['s7-9'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const id = newMessageId();
       for (const make of [
@@ -257,14 +256,14 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST close the connection on a message larger than 512 KiB without answering it',
-    clause: { section: '§5', text: 'each frame is at most 512 KiB; oversized messages are closed by WebSocket' },
-    async run(ctx) {
+    seed: ['s5-5', 's7-9'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME + 1);
       conn.sendText(text);
       const closed = await ctx.expectClosed(conn, ctx.replyMs, 'a 524289-byte ping');
-      ctx.check(!conn.received.some((f) => f.reply_to === id && f.type === 'ack'), 'the oversized ping was answered');
+      ctx.check(!conn.received.some((f) => replyOf(f) === id && f.type === 'ack'), 'the oversized ping was answered');
       ctx.log.note(`closed with ${closed.code} (1009 is the usual code)`);
     },
   }),
@@ -273,8 +272,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'SHOULD',
     title: 'SHOULD accept a frame of exactly 512 KiB',
-    clause: { section: '§5', text: 'each frame is at most 512 KiB' },
-    async run(ctx) {
+    seed: ['s5-5'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME);
@@ -288,14 +287,14 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST answer a command with a sound envelope but an invalid body with INVALID_ARGUMENT (or close with 1008)',
-    clause: { section: '§7', text: 'an invalid command body may get a WSS error; an invalid envelope closes' },
-    async run(ctx) {
+    seed: ['s7-10', 's7-8'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const id = conn.send('event.ack', { delivery_id: 'not-an-id', epoch: '1' });
       const how = await ctx.expectRefused(conn, id, ['INVALID_ARGUMENT'], 'an ACK without lease_secret and with a bad delivery_id');
       if (how === 'error') {
-        const error = conn.received.find((f) => f.reply_to === id)!;
+        const error = conn.received.find(repliesTo(id))!;
         ctx.equal(error.session_id, conn.sessionId, 'session_id of the error frame');
         ctx.equal((await ping(ctx, conn)).type, 'ack', 'a ping after the error (the connection stays usable)');
       }
@@ -306,8 +305,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST give every server frame a new message_id and name the request in reply_to',
-    clause: { section: '§5', text: 'server responses use a new message_id and reply_to for correlation' },
-    async run(ctx) {
+    seed: ['s5-7'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
       const sent: string[] = [];
@@ -315,7 +314,7 @@ export const sessionCases: ConformanceCase[] = [
         const id = conn.send('events.ping', {});
         sent.push(id);
         const reply = await conn.reply(id, ctx.replyMs);
-        ctx.equal(reply.reply_to, id, 'reply_to');
+        ctx.equal(replyOf(reply), id, 'reply_to');
       }
       const ids = conn.received.map((f) => f.message_id);
       ctx.equal(new Set(ids).size, ids.length, 'distinct server message_ids');
@@ -327,8 +326,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST give each connection its own session_id; several connections may consume one subscription',
-    clause: { section: '§5', text: 'session_id identifies only the current connection; several connections of one credential may consume' },
-    async run(ctx) {
+    seed: ['s5-15', 's5-17', 's5-13'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const a = await ctx.bind(sub.id);
       const b = await ctx.bind(sub.id);
@@ -343,8 +342,8 @@ export const sessionCases: ConformanceCase[] = [
     area: 'session',
     level: 'MUST',
     title: 'MUST let connections of one subscription compete for deliveries without leasing one delivery twice',
-    clause: { section: '§5', text: 'connections compete for the persisted deliveries' },
-    async run(ctx) {
+    seed: ['s5-13'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const a = await ctx.bind(sub.id, 1);
       const b = await ctx.bind(sub.id, 1);
@@ -363,10 +362,11 @@ export const sessionCases: ConformanceCase[] = [
     level: 'MUST',
     kind: 'property',
     title:
-      'MUST close with 1008 on every invalid envelope: duplicate or escaped-duplicate keys, unknown or case-alias members, bad version, type or message_id',
-    clause: { section: '§7', text: 'an invalid envelope closes the connection with 1008' },
+      'MUST close with 1008 on every invalid envelope: duplicate or escaped-duplicate keys, unknown or case-alias members, bad version, ' +
+      'type or message_id',
+    seed: ['s7-9', 's5-6', 's6-10'],
     timeoutMs: 90_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const members = ['protocol_version', 'type', 'message_id', 'session_id', 'body'] as const;
       const arbitrary = fc.oneof(
@@ -438,6 +438,64 @@ export const sessionCases: ConformanceCase[] = [
         conn.sendText(text);
         await expectPolicyClose(ctx, conn, `the frame ${text}`);
       });
+    },
+  }),
+  defineCase({
+    id: 'session.write-timeout',
+    area: 'session',
+    level: 'MUST',
+    title: 'MUST end a connection whose client stops reading, once a write has waited for the write timeout',
+    seed: ['s7-3', 's6-18'],
+    timeoutMs: (t) => 60_000 + 3 * t.writeTimeoutMs,
+    async run(ctx: CaseContext) {
+      const sub = await ctx.createSubscription();
+      // The client keeps writing (its pings) and only stops reading, so no idle timeout interferes.
+      const { conn } = await ctx.bind(sub.id, 32);
+      conn.pauseReading();
+      // 32 results of 450 kB: many times what the kernel buffers of both ends hold, so writes must wait.
+      const result = JSON.stringify('x'.repeat(450_000));
+      for (let i = 0; i < 32; i++) await ctx.publish({ type: 'task.succeeded', result });
+      const stalledMs = 2 * ctx.timing.writeTimeoutMs + 1_000;
+      await ctx.sleep(stalledMs);
+      // What the server wrote before giving up is still buffered: read it, then the end must follow.
+      conn.resumeReading();
+      const closed = await conn.waitClose(ctx.replyMs);
+      const arrived = conn.received.filter(isDeliver).length;
+      ctx.check(
+        closed,
+        `the server kept the connection open although the client read nothing for ${stalledMs} ms (timing.writeTimeoutMs ` +
+          `${ctx.timing.writeTimeoutMs}); ` +
+          `${arrived} of 32 deliveries arrived once it read again`,
+      );
+      ctx.log.note(`closed with ${closed.code} after ${arrived} of 32 deliveries had been written`);
+    },
+  }),
+  defineCase({
+    id: 'session.invalid-body-reaction',
+    area: 'session',
+    level: 'MAY',
+    title: 'MAY answer a command with an invalid body with an error frame or close with 1008: reports which',
+    seed: ['s7-10'],
+    async run(ctx: CaseContext) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      const id = conn.send('events.ping', { unexpected: true });
+      const how = await ctx.expectRefused(conn, id, ['INVALID_ARGUMENT'], 'a ping with a non-empty body');
+      ctx.observe(how === 'error' ? 'an INVALID_ARGUMENT error frame; the connection stays open' : 'the connection is closed with 1008');
+    },
+  }),
+  defineCase({
+    id: 'session.oversize-close-code',
+    area: 'session',
+    level: 'MAY',
+    title: 'MAY close a connection on an oversized message with any close code: reports which',
+    seed: ['s7-9'],
+    async run(ctx: CaseContext) {
+      const sub = await ctx.createSubscription();
+      const { conn } = await ctx.bind(sub.id);
+      conn.sendText(paddedPing(conn.sessionId!, MAX_FRAME + 1).text);
+      const closed = await ctx.expectClosed(conn, ctx.replyMs, 'a 524289-byte ping');
+      ctx.observe(`closed with ${closed.code}${closed.reason ? ` (${closed.reason})` : ''}; 1009 (message too big) is the usual code`);
     },
   }),
 ];

@@ -1,25 +1,28 @@
 /**
  * @module
- * The WebSocket upgrade (seed §5, §7): the orbit.events.v1 subprotocol, the token in the
+ * The WebSocket upgrade (spec/rules.md §5, §7): the orbit.events.v1 subprotocol, the token in the
  * Authorization header only, events:consume before the upgrade, no URL parameters, no cross-origin
  * Origin, no compression, the per-node connection limit, and refusals that carry the envelope.
  */
+import { validateErrorEnvelope } from '@orbit/generated';
 import type { ErrorCode } from '@orbit/spec/errors';
 import { ERROR_TABLE } from '@orbit/spec/errors';
-import { CheckFailure, defineCase, type ConformanceCase } from '../case.ts';
+import { type ConformanceCase, defineCase } from '../case.ts';
+import { CheckFailure } from '../errors.ts';
 import type { CaseContext } from '../context.ts';
 import type { EventConnection, UpgradeOutcome } from '../ws.ts';
 import { PROTOCOL } from '../ws.ts';
 
 function refused(ctx: CaseContext, outcome: UpgradeOutcome, codes: readonly ErrorCode[], what: string): ErrorCode {
   if (outcome.kind === 'open') throw new CheckFailure(`${what}: the upgrade succeeded (101), expected ${codes.join(' or ')}`);
-  const code = outcome.json?.error?.code as ErrorCode | undefined;
+  const code = (outcome.json as { error?: { code?: unknown } } | undefined)?.error?.code;
   const match = codes.find((c) => c === code && ERROR_TABLE[c].status === outcome.status);
   if (!match)
     throw new CheckFailure(
-      `${what}: expected ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(' or ')}, got HTTP ${outcome.status} ${outcome.body.slice(0, 200)}`,
+      `${what}: expected ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(' or ')}, got HTTP ${outcome.status} ` +
+        `${outcome.body.slice(0, 200)}`,
     );
-  ctx.validate('validateErrorEnvelope', outcome.json, `${what}: the refusal body`);
+  ctx.validate(validateErrorEnvelope, outcome.json, `${what}: the refusal body`);
   return match;
 }
 
@@ -29,8 +32,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST refuse an upgrade that does not offer orbit.events.v1 with 426 PROTOCOL_REQUIRED',
-    clause: { section: '§7', text: 'PROTOCOL_REQUIRED: 426 before the upgrade; orbit.events.v1 must be named' },
-    async run(ctx) {
+    seed: ['s7-19', 's5-1'],
+    async run(ctx: CaseContext) {
       refused(ctx, await ctx.upgrade('full', { protocols: [] }), ['PROTOCOL_REQUIRED'], 'upgrade without a subprotocol');
       refused(
         ctx,
@@ -51,8 +54,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST select orbit.events.v1 in Sec-WebSocket-Protocol when it is among the offered subprotocols',
-    clause: { section: '§5', text: 'Sec-WebSocket-Protocol: orbit.events.v1' },
-    async run(ctx) {
+    seed: ['s5-1'],
+    async run(ctx: CaseContext) {
       const outcome = await ctx.upgrade('full', { protocols: ['chat.example', PROTOCOL] });
       ctx.check(outcome.kind === 'open', `upgrade offering two subprotocols was refused: HTTP ${outcome.status}`);
       ctx.equal(outcome.headers['sec-websocket-protocol'], PROTOCOL, 'Sec-WebSocket-Protocol of the 101 response');
@@ -63,14 +66,14 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST send upgrade refusals as ordinary error envelopes with X-Request-ID and Cache-Control: no-store',
-    clause: { section: '§1', text: 'every HTTP response uses the envelope, X-Request-ID and Cache-Control: no-store' },
-    async run(ctx) {
+    seed: ['s1-18'],
+    async run(ctx: CaseContext) {
       for (const [what, outcome] of [
         ['426', await ctx.upgrade('full', { protocols: [] })],
         ['401', await ctx.upgrade(null)],
       ] as const) {
         if (outcome.kind !== 'refused') throw new CheckFailure(`${what}: the upgrade succeeded`);
-        ctx.validate('validateErrorEnvelope', outcome.json, `${what} body`);
+        ctx.validate(validateErrorEnvelope, outcome.json, `${what} body`);
         ctx.equal(outcome.headers['x-request-id'], outcome.json.request_id, `${what}: X-Request-ID versus request_id`);
         ctx.check(
           String(outcome.headers['cache-control'] ?? '').includes('no-store'),
@@ -84,8 +87,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST refuse an upgrade without a valid bearer token (401 UNAUTHENTICATED)',
-    clause: { section: '§5', text: 'Authorization uses the request header' },
-    async run(ctx) {
+    seed: ['s5-1', 's7-11'],
+    async run(ctx: CaseContext) {
       refused(ctx, await ctx.upgrade(null), ['UNAUTHENTICATED'], 'upgrade without a token');
       refused(
         ctx,
@@ -100,8 +103,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST check events:consume before the upgrade; read permission does not replace it (403 PERMISSION_DENIED)',
-    clause: { section: '§5', text: 'events:consume is checked before the upgrade; read cannot replace consume' },
-    async run(ctx) {
+    seed: ['s5-3', 's5-4', 's1-17'],
+    async run(ctx: CaseContext) {
       refused(ctx, await ctx.upgrade('readOnly'), ['PERMISSION_DENIED'], 'upgrade as readOnly');
       refused(ctx, await ctx.upgrade('noEvents'), ['PERMISSION_DENIED'], 'upgrade as noEvents');
       const ok = await ctx.upgrade('consumeOnly');
@@ -113,8 +116,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST refuse URL parameters on the upgrade, a token in the query above all',
-    clause: { section: '§5', text: 'URL parameters are refused; credentials never travel in the URL' },
-    async run(ctx) {
+    seed: ['s5-2', 's1-3'],
+    async run(ctx: CaseContext) {
       const token = encodeURIComponent(ctx.token('full'));
       refused(
         ctx,
@@ -135,8 +138,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST refuse an upgrade from a cross-site Origin',
-    clause: { section: '§5', text: 'cross-origin Origin headers are refused; no cookies are used' },
-    async run(ctx) {
+    seed: ['s5-2'],
+    async run(ctx: CaseContext) {
       for (const origin of ['https://evil.example', 'null']) {
         refused(
           ctx,
@@ -152,8 +155,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'SHOULD',
     title: "SHOULD accept an upgrade whose Origin is the server's own origin",
-    clause: { section: '§5', text: 'only cross-origin Origin headers are refused' },
-    async run(ctx) {
+    seed: ['s5-2'],
+    async run(ctx: CaseContext) {
       const outcome = await ctx.upgrade('full', { headers: { origin: new URL(ctx.config.baseUrl).origin } });
       ctx.check(outcome.kind === 'open', `same-origin upgrade refused: HTTP ${outcome.status}`);
     },
@@ -163,8 +166,8 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST decline permessage-deflate',
-    clause: { section: '§5', text: 'compression is disabled' },
-    async run(ctx) {
+    seed: ['s5-5'],
+    async run(ctx: CaseContext) {
       const outcome = await ctx.upgrade('full', { offerCompression: true });
       ctx.check(outcome.kind === 'open', `upgrade offering compression was refused: HTTP ${outcome.status}`);
       const extensions = String(outcome.headers['sec-websocket-extensions'] ?? '');
@@ -176,10 +179,10 @@ export const upgradeCases: ConformanceCase[] = [
     area: 'upgrade',
     level: 'MUST',
     title: 'MUST refuse the connection beyond the node limit with 429 CAPACITY_EXCEEDED and Retry-After: 1',
-    clause: { section: '§7', text: 'CAPACITY_EXCEEDED: 429 before the upgrade, Retry-After: 1; at most 128 event connections per node' },
+    seed: ['s5-18', 's7-20'],
     features: ['connection-limit'],
     timeoutMs: 120_000,
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const open: EventConnection[] = [];
       for (let i = 0; i < ctx.config.limits.maxConnections; i++) {
@@ -201,6 +204,22 @@ export const upgradeCases: ConformanceCase[] = [
         5_000,
         'a connection to be accepted again after one closed',
       );
+    },
+  }),
+  defineCase({
+    id: 'upgrade.cross-origin-refusal',
+    area: 'upgrade',
+    level: 'MAY',
+    title: 'MAY refuse a cross-site Origin with 403 PERMISSION_DENIED or 400 INVALID_ARGUMENT: reports which',
+    seed: ['s5-2'],
+    async run(ctx: CaseContext) {
+      const code = refused(
+        ctx,
+        await ctx.upgrade('full', { headers: { origin: 'https://evil.example' } }),
+        ['PERMISSION_DENIED', 'INVALID_ARGUMENT'],
+        'upgrade with Origin https://evil.example',
+      );
+      ctx.observe(`a cross-site Origin is refused with ${ERROR_TABLE[code].status} ${code}`);
     },
   }),
 ];

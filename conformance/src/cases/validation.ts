@@ -1,10 +1,18 @@
 /**
  * @module
- * Field validation of the management API (seed §2-§4): names, queue ids, type sets, limits,
+ * Field validation of the management API (spec/rules.md §2-§4): names, queue ids, type sets, limits,
  * required configure fields, reason length in Unicode characters, from_sequence beyond the head,
  * list parameters and tamper-evident cursors.
  */
-import { CheckFailure, defineCase, type ConformanceCase } from '../case.ts';
+import {
+  validateDeliveryList,
+  validatePublishResultResponse,
+  validateSubscriptionList,
+  validateSubscriptionResult,
+} from '@orbit/generated';
+import { type ConformanceCase, defineCase } from '../case.ts';
+import type { CaseContext } from '../context.ts';
+import { CheckFailure } from '../errors.ts';
 import { expectCreateInvalid, leased, postCreate, randomHex, tamper, UINT64_MAX } from './helpers.ts';
 
 export const validationCases: ConformanceCase[] = [
@@ -13,8 +21,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST accept only names of 1-128 ASCII letters, digits, ".", "_", "-" that start with a letter or digit',
-    clause: { section: '§2', text: 'name: 1-128 ASCII characters, first a letter or digit' },
-    async run(ctx) {
+    seed: ['s2-2'],
+    async run(ctx: CaseContext) {
       for (const name of ['', '-lead', '.lead', '_lead', 'a b', 'a/b', 'caf\u00e9', 'a'.repeat(129), 'tab\t', 'x\u0000']) {
         await expectCreateInvalid(ctx, ctx.subscriptionBody({ name }), `create with name ${JSON.stringify(name)}`);
       }
@@ -24,7 +32,7 @@ export const validationCases: ConformanceCase[] = [
         await postCreate(ctx, ctx.subscriptionBody({ name: longest })),
         201,
         'create with a 128-character name',
-        'validateSubscriptionResult',
+        validateSubscriptionResult,
       );
       ctx.equal(created.subscription.name, longest, 'the stored name');
     },
@@ -34,8 +42,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST reject a queue_id that is not 32 lower-case hex characters',
-    clause: { section: '§2', text: 'queue_id: a 32-character lower-case hex id' },
-    async run(ctx) {
+    seed: ['s2-3'],
+    async run(ctx: CaseContext) {
       for (const queue_id of [ctx.queue.toUpperCase(), ctx.queue.slice(1), `${ctx.queue}0`, `${ctx.queue.slice(0, 31)}g`, 7]) {
         await expectCreateInvalid(ctx, ctx.subscriptionBody({ queue_id }), `create with queue_id ${JSON.stringify(queue_id)}`);
       }
@@ -46,8 +54,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST accept as types only a repeat-free subset of the four result types',
-    clause: { section: '§2', text: 'types: omitted or [] for all four, else a non-repeating subset; task.requeued is not selectable' },
-    async run(ctx) {
+    seed: ['s2-4', 's2-9'],
+    async run(ctx: CaseContext) {
       const bad: unknown[] = [
         ['task.requeued'],
         ['task.failed', 'task.failed'],
@@ -67,8 +75,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST accept max_pending 0 (meaning 100) or 1-1000 and reject anything else',
-    clause: { section: '§2', text: 'max_pending: omitted or 0 means 100; custom 1-1000' },
-    async run(ctx) {
+    seed: ['s2-6'],
+    async run(ctx: CaseContext) {
       for (const v of [1001, -1, 1.5, '10', true])
         await expectCreateInvalid(ctx, ctx.subscriptionBody({ max_pending: v }), `create with max_pending ${JSON.stringify(v)}`);
       ctx.equal((await ctx.createSubscription({ max_pending: 0 })).max_pending, 100, 'max_pending after sending 0');
@@ -80,8 +88,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST accept max_attempts 0 (meaning 20) or 1-100 and reject anything else',
-    clause: { section: '§2', text: 'max_attempts: omitted or 0 means 20; custom 1-100' },
-    async run(ctx) {
+    seed: ['s2-7'],
+    async run(ctx: CaseContext) {
       for (const v of [101, -1, 2.5, '3'])
         await expectCreateInvalid(ctx, ctx.subscriptionBody({ max_attempts: v }), `create with max_attempts ${JSON.stringify(v)}`);
       ctx.equal((await ctx.createSubscription({ max_attempts: 0 })).max_attempts, 20, 'max_attempts after sending 0');
@@ -93,8 +101,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST require expected_revision, enabled and reason on configure, each with its type',
-    clause: { section: '§3', text: 'configure requires all three fields explicitly' },
-    async run(ctx) {
+    seed: ['s3-7'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const bodies: Array<Record<string, unknown>> = [
         { enabled: false, reason: 'x' },
@@ -119,8 +127,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST accept a reason of 1-1024 Unicode characters (counting code points) and reject others',
-    clause: { section: '§3', text: 'reason is a non-empty string of at most 1024 Unicode characters' },
-    async run(ctx) {
+    seed: ['s3-9'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const [what, reason] of [
         ['an empty reason', ''],
@@ -139,13 +147,13 @@ export const validationCases: ConformanceCase[] = [
         enabled: true,
         reason: '\u{1F600}'.repeat(1024),
       });
-      ctx.expectData(res, 200, 'configure with a reason of 1024 emoji', 'validateSubscriptionResult');
+      ctx.expectData(res, 200, 'configure with a reason of 1024 emoji', validateSubscriptionResult);
       const again = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
         expected_revision: '2',
         enabled: true,
         reason: 'r'.repeat(1024),
       });
-      ctx.expectData(again, 200, 'configure with a reason of 1024 ASCII characters', 'validateSubscriptionResult');
+      ctx.expectData(again, 200, 'configure with a reason of 1024 ASCII characters', validateSubscriptionResult);
     },
   }),
   defineCase({
@@ -153,8 +161,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST reject a from_sequence beyond the committed head (400 INVALID_ARGUMENT)',
-    clause: { section: '§2', text: 'from_sequence cannot exceed the committed head' },
-    async run(ctx) {
+    seed: ['s2-20'],
+    async run(ctx: CaseContext) {
       for (const from_sequence of [UINT64_MAX, '1000000000000000000']) {
         await expectCreateInvalid(ctx, ctx.subscriptionBody({ from_sequence }), `create with from_sequence "${from_sequence}"`);
       }
@@ -165,8 +173,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST require a valid queue_id on GET /v1/subscriptions',
-    clause: { section: '§3', text: 'GET /v1/subscriptions must carry queue_id' },
-    async run(ctx) {
+    seed: ['s3-3'],
+    async run(ctx: CaseContext) {
       for (const query of ['', '?queue_id=', `?queue_id=${ctx.queue.toUpperCase()}`, '?limit=5']) {
         ctx.expectError(await ctx.get('full', `/v1/subscriptions${query}`), 'INVALID_ARGUMENT', `list with ${JSON.stringify(query)}`);
       }
@@ -177,8 +185,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST accept limit 1-100 as a canonical integer and reject anything else',
-    clause: { section: '§3', text: 'optional limit=1-100 (default 20)' },
-    async run(ctx) {
+    seed: ['s3-3'],
+    async run(ctx: CaseContext) {
       for (const limit of ['0', '101', '01', '+5', '1.0', '-1', 'abc', '']) {
         ctx.expectError(
           await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=${limit}`),
@@ -191,7 +199,7 @@ export const validationCases: ConformanceCase[] = [
           await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=${limit}`),
           200,
           `list with limit=${limit}`,
-          'validateSubscriptionList',
+          validateSubscriptionList,
         );
     },
   }),
@@ -200,8 +208,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST accept only PENDING, LEASED, ACKED or EXPIRED as the state filter',
-    clause: { section: '§4', text: 'optional state: PENDING, LEASED, ACKED, EXPIRED' },
-    async run(ctx) {
+    seed: ['s4-1'],
+    async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const state of ['acked', 'DONE', '', 'ACKED,LEASED']) {
         ctx.expectError(
@@ -215,7 +223,7 @@ export const validationCases: ConformanceCase[] = [
           await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries?state=${state}`),
           200,
           `list deliveries with state=${state}`,
-          'validateDeliveryList',
+          validateDeliveryList,
         );
       }
     },
@@ -225,15 +233,18 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST reject a modified or invented pagination cursor (400 INVALID_ARGUMENT)',
-    clause: { section: 'brief 8', text: 'pagination cursors are opaque and tamper-evident' },
-    async run(ctx) {
+    orbit: {
+      anchor: 'cursors',
+      text: 'pagination cursors are opaque and tamper-evident: a changed or invented cursor is INVALID_ARGUMENT',
+    },
+    async run(ctx: CaseContext) {
       await ctx.createSubscription();
       await ctx.createSubscription();
       const page = ctx.expectData(
         await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&limit=1`),
         200,
         'first page',
-        'validateSubscriptionList',
+        validateSubscriptionList,
       );
       const cursor = page.next_cursor as string | undefined;
       if (typeof cursor !== 'string') throw new CheckFailure('the first page of two subscriptions with limit=1 has no next_cursor');
@@ -256,9 +267,14 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST validate a result publication: type, ids, canonical task_revision, object details',
-    clause: { section: 'brief 2', text: 'body {type, task_id, task_revision, details?, result?, effect_uncertain?, current_attempt_id?}' },
+    orbit: {
+      anchor: 'result-seam',
+      text:
+        'the result seam takes {type, task_id, task_revision, details?, result?, effect_uncertain?, current_attempt_id?}, details ' +
+        'an object',
+    },
     features: ['results-http'],
-    async run(ctx) {
+    async run(ctx: CaseContext) {
       const ok = { type: 'task.failed', task_id: randomHex(), task_revision: '2' };
       const bad: Array<[string, Record<string, unknown>]> = [
         ['an unknown type', { ...ok, type: 'task.done' }],
@@ -277,7 +293,7 @@ export const validationCases: ConformanceCase[] = [
         await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, ok),
         201,
         'a valid publish',
-        'validatePublishResultResponse',
+        validatePublishResultResponse,
       );
       ctx.equal(
         [data.event.type, data.event.aggregate_id, data.event.aggregate_revision, data.event.snapshot.state],
@@ -291,8 +307,8 @@ export const validationCases: ConformanceCase[] = [
     area: 'validation',
     level: 'MUST',
     title: 'MUST reject a retry whose additional_attempts is not an integer 1-100',
-    clause: { section: '§4', text: 'a retry adds 1-100 attempts' },
-    async run(ctx) {
+    seed: ['s4-23'],
+    async run(ctx: CaseContext) {
       const { sub, deliver } = await leased(ctx);
       const d = deliver.body.delivery;
       for (const additional_attempts of [0, 101, 1.5, '2', -1]) {

@@ -12,7 +12,7 @@ import { renderJunit } from './junit.ts';
 import { renderSummary } from './summary.ts';
 
 export { renderHtml, renderJson, renderJunit, renderSummary };
-export { renderOutcome, resultLine, tallyLine } from './summary.ts';
+export { renderAbort, renderOutcome, resultLine, tallyLine } from './summary.ts';
 
 export const REPORT_FILES = { summary: 'summary.txt', json: 'report.json', junit: 'junit.xml', html: 'report.html' } as const;
 

@@ -1,6 +1,6 @@
 /**
  * @module
- * The JSON report: the whole run as data (per case: id, clause, outcome, duration, message,
+ * The JSON report: the whole run as data (per case: id, cited rules, outcome, duration, message,
  * property seed and counterexample, evidence).
  */
 import type { RunReport } from '../runner.ts';
