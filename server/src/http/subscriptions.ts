@@ -10,6 +10,8 @@ import {
   validateCreateSubscriptionRequest,
   validateRetireSubscriptionRequest,
 } from '@orbit/generated';
+import type { Page } from '../store/paging.ts';
+import type { Principal } from '../store/principal.ts';
 import type { ConfigureInput, CreateSubscriptionInput, RetireInput } from '../store/subscriptions.ts';
 import type { AppEnv, RouteContext } from './app.ts';
 import { dataResponse } from './envelope.ts';
@@ -55,30 +57,22 @@ export function subscriptionRoutes(app: Hono<AppEnv>, { store, principal, nodeTt
     return dataResponse(c.get('requestId'), 200, await store.getSubscription(who, id));
   });
 
-  app.get('/v1/subscriptions/:id/history', async (c) => {
-    const who = await principal(c.req.raw, 'events:read');
-    const query = parseQuery(c.req.url, ['limit', 'cursor']);
-    const { id, action } = parseTarget(c.req.param('id'), []);
-    if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
-    const limit = parseLimit(query.limit);
-    const cursor = parseCursor(query.cursor);
-    return dataResponse(
-      c.get('requestId'),
-      200,
-      await store.listHistory(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) }),
-    );
-  });
-
-  app.get('/v1/subscriptions/:id/sessions', async (c) => {
-    const who = await principal(c.req.raw, 'events:read');
-    const query = parseQuery(c.req.url, ['limit', 'cursor']);
-    const { id, action } = parseTarget(c.req.param('id'), []);
-    if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
-    const limit = parseLimit(query.limit);
-    const cursor = parseCursor(query.cursor);
-    const page = await store.listSessions(who, { subscriptionId: id, limit, nodeTtlMs, ...(cursor ? { cursor } : {}) });
-    return dataResponse(c.get('requestId'), 200, page);
-  });
+  // The two lists under one subscription, paged alike: its configuration history and its sessions.
+  const listUnder = (
+    path: 'history' | 'sessions',
+    list: (who: Principal, args: { subscriptionId: string; limit: number; cursor?: string }) => Promise<Page<Record<string, unknown>>>,
+  ) =>
+    app.get(`/v1/subscriptions/:id/${path}`, async (c) => {
+      const who = await principal(c.req.raw, 'events:read');
+      const query = parseQuery(c.req.url, ['limit', 'cursor']);
+      const { id, action } = parseTarget(c.req.param('id'), []);
+      if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
+      const limit = parseLimit(query.limit);
+      const cursor = parseCursor(query.cursor);
+      return dataResponse(c.get('requestId'), 200, await list(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) }));
+    });
+  listUnder('history', (who, args) => store.listHistory(who, args));
+  listUnder('sessions', (who, args) => store.listSessions(who, { ...args, nodeTtlMs }));
 
   app.post('/v1/subscriptions/:target', async (c) => {
     const who = await principal(c.req.raw, 'events:manage');

@@ -40,6 +40,28 @@ export function clear(node) {
   return node;
 }
 
+/**
+ * A data table: a caption for screen readers, a header row of `columns`, and one body row per item,
+ * made by `row(item)` (which labels its cells with the same `columns` for narrow screens).
+ */
+export function dataTable(tableId, caption, columns, items, row) {
+  return h(
+    'table',
+    { class: 'data-table', id: tableId },
+    h('caption', { class: 'visually-hidden' }, caption),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        columns.map((c) => h('th', { scope: 'col' }, c)),
+      ),
+    ),
+    h('tbody', null, items.map(row)),
+  );
+}
+
 /** A definition list from `[label, value]` rows; rows whose value is undefined are left out. */
 export function fields(rows, className = 'fields') {
   return h(

@@ -2,7 +2,7 @@
 // when and why, newest first, paged by the server like the deliveries.
 
 import { withQuery } from '../api.js';
-import { h, time } from '../dom.js';
+import { dataTable, h, time } from '../dom.js';
 import { createListPager } from './paging.js';
 
 const ACTIONS = { create: 'Created', pause: 'Paused', resume: 'Resumed', retire: 'Retired', retry: 'Delivery retried' };
@@ -27,33 +27,15 @@ function details(subscriptionId, entry) {
 
 function historyTable(subscriptionId, items) {
   const columns = ['When', 'Action', 'Revision', 'Reason', 'Details'];
-  return h(
-    'table',
-    { class: 'data-table', id: 'history-table' },
-    h('caption', { class: 'visually-hidden' }, 'Configuration history'),
+  return dataTable('history-table', 'Configuration history', columns, items, (entry) =>
     h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        columns.map((c) => h('th', { scope: 'col' }, c)),
-      ),
-    ),
-    h(
-      'tbody',
-      null,
-      items.map((entry) =>
-        h(
-          'tr',
-          { dataset: { action: entry.action } },
-          h('td', { 'data-label': columns[0] }, time(entry.created_at)),
-          h('td', { 'data-label': columns[1] }, ACTIONS[entry.action] ?? entry.action),
-          h('td', { 'data-label': columns[2], class: 'num' }, entry.revision),
-          h('td', { 'data-label': columns[3] }, entry.reason || '—'),
-          h('td', { 'data-label': columns[4] }, details(subscriptionId, entry)),
-        ),
-      ),
+      'tr',
+      { dataset: { action: entry.action } },
+      h('td', { 'data-label': columns[0] }, time(entry.created_at)),
+      h('td', { 'data-label': columns[1] }, ACTIONS[entry.action] ?? entry.action),
+      h('td', { 'data-label': columns[2], class: 'num' }, entry.revision),
+      h('td', { 'data-label': columns[3] }, entry.reason || '—'),
+      h('td', { 'data-label': columns[4] }, details(subscriptionId, entry)),
     ),
   );
 }

@@ -3,39 +3,21 @@
 // seen. Read from the database, so it looks the same whichever node serves the console.
 
 import { withQuery } from '../api.js';
-import { h, id, time } from '../dom.js';
+import { dataTable, h, id, time } from '../dom.js';
 import { createListPager } from './paging.js';
 
 function sessionsTable(items) {
   const columns = ['Node', 'Session', 'Capacity', 'Leases held', 'Connected since', 'Last seen'];
-  return h(
-    'table',
-    { class: 'data-table', id: 'sessions-table' },
-    h('caption', { class: 'visually-hidden' }, 'Connected sessions'),
+  return dataTable('sessions-table', 'Connected sessions', columns, items, (s) =>
     h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        columns.map((c) => h('th', { scope: 'col' }, c)),
-      ),
-    ),
-    h(
-      'tbody',
-      null,
-      items.map((s) =>
-        h(
-          'tr',
-          { dataset: { sessionId: s.session_id, nodeId: s.node_id } },
-          h('td', { 'data-label': columns[0] }, id(s.node_id)),
-          h('td', { 'data-label': columns[1] }, id(s.session_id)),
-          h('td', { 'data-label': columns[2], class: 'num' }, String(s.capacity)),
-          h('td', { 'data-label': columns[3], class: 'num' }, `${s.leases_held} / ${s.capacity}`),
-          h('td', { 'data-label': columns[4] }, time(s.connected_at)),
-          h('td', { 'data-label': columns[5] }, time(s.last_seen_at)),
-        ),
-      ),
+      'tr',
+      { dataset: { sessionId: s.session_id, nodeId: s.node_id } },
+      h('td', { 'data-label': columns[0] }, id(s.node_id)),
+      h('td', { 'data-label': columns[1] }, id(s.session_id)),
+      h('td', { 'data-label': columns[2], class: 'num' }, String(s.capacity)),
+      h('td', { 'data-label': columns[3], class: 'num' }, `${s.leases_held} / ${s.capacity}`),
+      h('td', { 'data-label': columns[4] }, time(s.connected_at)),
+      h('td', { 'data-label': columns[5] }, time(s.last_seen_at)),
     ),
   );
 }

@@ -2,7 +2,7 @@
 // pause/resume, retire, and its deliveries filtered by state.
 
 import { apiRequest, idSegment, withQuery } from '../api.js';
-import { badge, breadcrumbs, clear, fields, h, id, loading, pageHeading, stateBadge, time } from '../dom.js';
+import { badge, breadcrumbs, clear, dataTable, fields, h, id, loading, pageHeading, stateBadge, time } from '../dom.js';
 import { perform, reasonField } from './actions.js';
 import { historySection } from './history.js';
 import { sessionsSection } from './sessions.js';
@@ -169,49 +169,31 @@ export function deliveriesTable(subscriptionId, items) {
     'Available / lease until / acknowledged',
     'Delivery',
   ];
-  return h(
-    'table',
-    { class: 'data-table', id: 'deliveries-table' },
-    h('caption', { class: 'visually-hidden' }, 'Deliveries'),
+  return dataTable('deliveries-table', 'Deliveries', columns, items, (d) =>
     h(
-      'thead',
-      null,
+      'tr',
+      { dataset: { deliveryId: d.id, state: d.state } },
+      h('td', { 'data-label': columns[0], class: 'num' }, d.sequence),
+      h('td', { 'data-label': columns[1] }, stateBadge(d.state)),
+      h('td', { 'data-label': columns[2], class: 'num' }, `${d.attempts} / ${d.attempt_budget}`),
+      h('td', { 'data-label': columns[3], class: 'num' }, d.lease_epoch),
+      h('td', { 'data-label': columns[4] }, time(d.created_at)),
       h(
-        'tr',
-        null,
-        columns.map((c) => h('th', { scope: 'col' }, c)),
+        'td',
+        { 'data-label': columns[5] },
+        d.lease_until
+          ? h('span', null, 'lease until ', time(d.lease_until))
+          : d.acknowledged_at
+            ? h('span', null, 'acked ', time(d.acknowledged_at))
+            : h('span', null, 'available ', time(d.available_at)),
       ),
-    ),
-    h(
-      'tbody',
-      null,
-      items.map((d) =>
+      h(
+        'td',
+        { 'data-label': columns[6] },
         h(
-          'tr',
-          { dataset: { deliveryId: d.id, state: d.state } },
-          h('td', { 'data-label': columns[0], class: 'num' }, d.sequence),
-          h('td', { 'data-label': columns[1] }, stateBadge(d.state)),
-          h('td', { 'data-label': columns[2], class: 'num' }, `${d.attempts} / ${d.attempt_budget}`),
-          h('td', { 'data-label': columns[3], class: 'num' }, d.lease_epoch),
-          h('td', { 'data-label': columns[4] }, time(d.created_at)),
-          h(
-            'td',
-            { 'data-label': columns[5] },
-            d.lease_until
-              ? h('span', null, 'lease until ', time(d.lease_until))
-              : d.acknowledged_at
-                ? h('span', null, 'acked ', time(d.acknowledged_at))
-                : h('span', null, 'available ', time(d.available_at)),
-          ),
-          h(
-            'td',
-            { 'data-label': columns[6] },
-            h(
-              'a',
-              { href: `#/subscriptions/${subscriptionId}/deliveries/${d.id}`, 'aria-label': `Delivery ${d.id}, sequence ${d.sequence}` },
-              h('code', { class: 'id' }, `${d.id.slice(0, 12)}…`),
-            ),
-          ),
+          'a',
+          { href: `#/subscriptions/${subscriptionId}/deliveries/${d.id}`, 'aria-label': `Delivery ${d.id}, sequence ${d.sequence}` },
+          h('code', { class: 'id' }, `${d.id.slice(0, 12)}…`),
         ),
       ),
     ),

@@ -1,7 +1,7 @@
 // The subscriptions of one queue (GET /v1/subscriptions?queue_id=…), paged with next_cursor.
 
 import { idSegment, withQuery } from '../api.js';
-import { badge, h, pageHeading, time } from '../dom.js';
+import { badge, dataTable, h, pageHeading, time } from '../dom.js';
 import { createListPager } from './paging.js';
 
 const QUEUE_KEY = 'orbit.console.queue';
@@ -31,34 +31,16 @@ function pendingCell(sub) {
 
 function table(items) {
   const columns = ['Name', 'Enabled', 'Retired', 'Cursor sequence', 'Pending / max pending', 'Max attempts'];
-  return h(
-    'table',
-    { class: 'data-table', id: 'subscriptions-table' },
-    h('caption', { class: 'visually-hidden' }, 'Subscriptions of the queue'),
+  return dataTable('subscriptions-table', 'Subscriptions of the queue', columns, items, (sub) =>
     h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        columns.map((c) => h('th', { scope: 'col' }, c)),
-      ),
-    ),
-    h(
-      'tbody',
-      null,
-      items.map((sub) =>
-        h(
-          'tr',
-          { dataset: { subscriptionId: sub.id } },
-          h('th', { scope: 'row', 'data-label': columns[0] }, h('a', { href: `#/subscriptions/${sub.id}` }, sub.name)),
-          h('td', { 'data-label': columns[1] }, enabledCell(sub)),
-          h('td', { 'data-label': columns[2] }, retiredCell(sub)),
-          h('td', { 'data-label': columns[3], class: 'num' }, sub.cursor_sequence),
-          h('td', { 'data-label': columns[4], class: 'num' }, pendingCell(sub)),
-          h('td', { 'data-label': columns[5], class: 'num' }, String(sub.max_attempts)),
-        ),
-      ),
+      'tr',
+      { dataset: { subscriptionId: sub.id } },
+      h('th', { scope: 'row', 'data-label': columns[0] }, h('a', { href: `#/subscriptions/${sub.id}` }, sub.name)),
+      h('td', { 'data-label': columns[1] }, enabledCell(sub)),
+      h('td', { 'data-label': columns[2] }, retiredCell(sub)),
+      h('td', { 'data-label': columns[3], class: 'num' }, sub.cursor_sequence),
+      h('td', { 'data-label': columns[4], class: 'num' }, pendingCell(sub)),
+      h('td', { 'data-label': columns[5], class: 'num' }, String(sub.max_attempts)),
     ),
   );
 }
