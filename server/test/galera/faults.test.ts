@@ -2,8 +2,8 @@
  * Orbit on a three-node Galera cluster under faults, with real processes: three `orbit serve`, each
  * on its own Galera node; publishers on all three at once, each key retried on the next node until
  * it is answered; six reconnecting consumers spread over the three. Mid-stream one Galera node is
- * SIGKILLed and restarted (it rejoins by IST, or SST), a consumer takes deliveries and vanishes
- * without an ACK, then one Orbit node is SIGKILLed and restarted. Afterwards:
+ * SIGKILLed and restarted (it rejoins by IST, or SST), then one Orbit node is SIGKILLed and
+ * restarted; a consumer that took the first deliveries vanished without an ACK. Afterwards:
  * - every key was appended exactly once and every answer names that key's event;
  * - the log has no gap and every result was delivered and ACKED (no sequence skipped);
  * - seen from the consumers, no delivery was held by two sessions with valid leases at once;
@@ -189,7 +189,7 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
     const seen = new Observations();
     let finished = false;
     const consumers = Array.from({ length: CONSUMERS }, (_, i) => new Consumer(i, urls, boot.token, subscription.id, seen));
-    const consuming = consumers.map((c) => c.run(() => finished));
+    let consuming: Promise<void>[] = [];
     const checking = (async () => {
       while (!finished) {
         await seen.check(verifier);
@@ -233,6 +233,17 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
       }
     });
 
+    // A consumer that takes the first deliveries and vanishes without an ACK: its leases must run
+    // out before anyone else gets those deliveries (the overlap check below). It is alone at first:
+    // a second session of a subscription on a node can wait long for its first delivery.
+    const vanishing = await TestSocket.open(urls[0]!, boot.token);
+    expect((await vanishing.hello(subscription.id, CAPACITY)).type).toBe('events.welcome');
+    const taken = await vanishing.deliver(30_000);
+    await sleep(200);
+    for (const frame of [taken, ...vanishing.frames.filter((f) => f.type === 'event.deliver')]) seen.record(vanishing.sessionId!, frame);
+    vanishing.close();
+    consuming = consumers.map((c) => c.run(() => finished));
+
     // --- faults: a Galera node, then an Orbit node, each while results flow ----------------------
     const fault = async () => {
       await until('a fifth of the keys', () => answers.size >= RESULTS / 5);
@@ -247,13 +258,6 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
       await galera('restart', String(KILLED_GALERA));
       await half.catch(() => undefined);
       reopen?.();
-      // A consumer that takes deliveries and vanishes without an ACK: its leases must run out
-      // before anyone else gets those deliveries (the overlap check below).
-      const vanishing = await TestSocket.open(urls[0]!, boot.token);
-      expect((await vanishing.hello(subscription.id, CAPACITY)).type).toBe('events.welcome');
-      const taken = await vanishing.deliver(30_000);
-      for (const frame of [taken, ...vanishing.frames.filter((f) => f.type === 'event.deliver')]) seen.record(vanishing.sessionId!, frame);
-      vanishing.close();
       await until('three quarters of the keys', () => answers.size >= (RESULTS * 3) / 4);
       const orbitKill = { answered: answers.size, acked: seen.acked.size };
       await nodes[KILLED_ORBIT]!.stop('SIGKILL');
