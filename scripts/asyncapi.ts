@@ -11,10 +11,11 @@
  * generation fails when a frame is added to the schema without being placed.
  */
 
+import { CONNECT_PATH } from '../spec/protocol.ts';
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-const CONNECT_PATH = '/v1/events/connect';
 const CHANNEL = 'events';
 
 /** Client frame -> the server frames that answer it (each with `reply_to` = its `message_id`). */

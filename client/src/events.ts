@@ -22,13 +22,9 @@ import {
   type WelcomeFrame,
 } from '@orbit/generated';
 import { ERROR_TABLE, type OrbitError } from '@orbit/spec/errors';
+import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
 import { ConnectionClosedError, OrbitTransportError, closedError, invalidArgument, serverError } from './errors.ts';
 import { eventRawPaths, isId, readDocument, type ResultEvent } from './wire.ts';
-
-export const EVENTS_PROTOCOL = 'orbit.events.v1';
-export const CONNECT_PATH = '/v1/events/connect';
-/** The largest frame the protocol allows (seed §5). */
-export const MAX_FRAME_BYTES = 512 * 1024;
 
 /** What proves the right to acknowledge one delivery: kept byte for byte until the server answers. */
 export interface AckProof {
@@ -172,7 +168,7 @@ export class EventConnection implements AsyncIterable<Delivery> {
     options.signal?.throwIfAborted();
 
     return new Promise<EventConnection>((resolve, reject) => {
-      const ws = new WebSocket(url, EVENTS_PROTOCOL, {
+      const ws = new WebSocket(url, SUBPROTOCOL, {
         headers: { ...(options.headers ?? {}), authorization: `Bearer ${options.token}` },
         perMessageDeflate: false,
         handshakeTimeout: connectTimeoutMs,
@@ -241,8 +237,8 @@ export class EventConnection implements AsyncIterable<Delivery> {
       );
       ws.once('close', (code, reason) => fail(refusal ?? pendingError ?? closedError(code, reason.toString(), null)));
       ws.once('open', () => {
-        if (ws.protocol !== EVENTS_PROTOCOL)
-          return fail(new OrbitTransportError('bad_response', `the server did not select ${EVENTS_PROTOCOL}`, { retryable: false }));
+        if (ws.protocol !== SUBPROTOCOL)
+          return fail(new OrbitTransportError('bad_response', `the server did not select ${SUBPROTOCOL}`, { retryable: false }));
         ws.send(
           JSON.stringify({
             protocol_version: '1',

@@ -31,7 +31,9 @@ export type {
   SubscriptionPage,
   SubscriptionResult,
 } from './client.ts';
-export { connectEvents, connectUrl, EventConnection, EVENTS_PROTOCOL, MAX_FRAME_BYTES } from './events.ts';
+export { connectEvents, connectUrl, EventConnection } from './events.ts';
+/** The subprotocol and the largest frame of orbit.events.v1 (from the contract, `@orbit/spec/protocol`). */
+export { SUBPROTOCOL as EVENTS_PROTOCOL, MAX_FRAME_BYTES } from '@orbit/spec/protocol';
 export type { AckProof, AckResult, CloseInfo, ConnectEventsOptions, Delivery, PingResult, Welcome } from './events.ts';
 export { createEventConsumer, EventConsumer } from './consumer.ts';
 export type {

@@ -8,7 +8,9 @@ import WebSocket from 'ws';
 import { parseStrict } from '@orbit/spec/codec';
 import { validateServerFrame } from '@orbit/generated';
 
-export const PROTOCOL = 'orbit.events.v1';
+import { SUBPROTOCOL as PROTOCOL } from '@orbit/spec/protocol';
+
+export { PROTOCOL };
 
 export function messageId(): string {
   return randomBytes(16).toString('hex');

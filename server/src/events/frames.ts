@@ -9,8 +9,6 @@ import { newId } from '../crypto.ts';
 import type { Claimed } from '../store/claims.ts';
 import { deliveryJson, iso } from '../store/records.ts';
 
-export const PROTOCOL = 'orbit.events.v1';
-
 function frame(type: string, fields: Record<string, unknown>): string {
   return stringify({ protocol_version: '1', type, message_id: newId(), ...fields });
 }

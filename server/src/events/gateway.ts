@@ -16,14 +16,11 @@ import { authenticate, requirePermission } from '../http/auth.ts';
 import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../http/envelope.ts';
 import type { Principal, Store } from '../store/store.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import { PROTOCOL } from './frames.ts';
+import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
 import { Batcher } from '../store/batcher.ts';
 import { ClaimPool } from './scheduler.ts';
 import { ACCESS_MAX_STALENESS_MS, AccessView } from './access.ts';
 import { CLOSE, Session, type SessionDeps } from './session.ts';
-
-export const CONNECT_PATH = '/v1/events/connect';
-const MAX_FRAME_BYTES = 512 * 1024;
 
 const REASONS: Record<number, string> = {
   400: 'Bad Request',
@@ -43,7 +40,7 @@ function refuse(socket: Duplex, error: OrbitError, requestId: string = newId()):
     'content-length': String(Buffer.byteLength(body)),
     connection: 'close',
   };
-  if (error.code === 'PROTOCOL_REQUIRED') Object.assign(headers, { upgrade: 'websocket', 'sec-websocket-protocol': PROTOCOL });
+  if (error.code === 'PROTOCOL_REQUIRED') Object.assign(headers, { upgrade: 'websocket', 'sec-websocket-protocol': SUBPROTOCOL });
   const head = Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('');
@@ -77,7 +74,7 @@ export class EventGateway {
     // thousands of frames at once does not keep every other connection waiting while they are
     // parsed (spec/README.md "Read queue 4, write queue 8").
     allowSynchronousEvents: false,
-    handleProtocols: (protocols) => (protocols.has(PROTOCOL) ? PROTOCOL : false),
+    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
   });
   private readonly sessions = new Set<Session>();
   private readonly pool: ClaimPool;
@@ -266,8 +263,8 @@ export class EventGateway {
     if (!originAllowed(request.headers.origin, request.headers.host, this.settings.allowedOrigins)) {
       return this.refuse(socket, new OrbitError('PERMISSION_DENIED', 'cross-origin event connections are not allowed'));
     }
-    if (!offeredProtocols(request.headers['sec-websocket-protocol']).includes(PROTOCOL)) {
-      return this.refuse(socket, new OrbitError('PROTOCOL_REQUIRED', `Sec-WebSocket-Protocol: ${PROTOCOL} is required`));
+    if (!offeredProtocols(request.headers['sec-websocket-protocol']).includes(SUBPROTOCOL)) {
+      return this.refuse(socket, new OrbitError('PROTOCOL_REQUIRED', `Sec-WebSocket-Protocol: ${SUBPROTOCOL} is required`));
     }
     if (this.connectionCount >= this.settings.maxConnections) {
       return this.refuse(socket, new OrbitError('CAPACITY_EXCEEDED', 'this node has no free event connection; retry shortly'));

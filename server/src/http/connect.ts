@@ -7,7 +7,7 @@
  */
 import type { Hono } from 'hono';
 import { OrbitError } from '@orbit/spec/errors';
-import { PROTOCOL } from '../events/frames.ts';
+import { SUBPROTOCOL } from '@orbit/spec/protocol';
 import type { AppEnv } from './app.ts';
 import { errorResponse } from './envelope.ts';
 
@@ -17,12 +17,12 @@ export function connectRoutes(app: Hono<AppEnv>): void {
       c.get('requestId'),
       new OrbitError(
         'PROTOCOL_REQUIRED',
-        `this is a WebSocket entry point: send Upgrade: websocket and Sec-WebSocket-Protocol: ${PROTOCOL}`,
+        `this is a WebSocket entry point: send Upgrade: websocket and Sec-WebSocket-Protocol: ${SUBPROTOCOL}`,
       ),
     );
     response.headers.set('upgrade', 'websocket');
     response.headers.set('connection', 'Upgrade');
-    response.headers.set('sec-websocket-protocol', PROTOCOL);
+    response.headers.set('sec-websocket-protocol', SUBPROTOCOL);
     return response;
   });
 }

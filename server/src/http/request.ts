@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import { isCanonicalUint64, isRawJson, parseStrict, StrictJsonError } from '@orbit/spec/codec';
 import { OrbitError } from '@orbit/spec/errors';
+import { MAX_BODY_BYTES } from '@orbit/spec/protocol';
 
-export const MAX_BODY_BYTES = 512 * 1024;
 /** How much of an oversized body is read and dropped before the connection is cut. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
 

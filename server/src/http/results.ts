@@ -5,6 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { OrbitError } from '@orbit/spec/errors';
+import { MAX_EVENT_PAYLOAD_BYTES } from '@orbit/spec/protocol';
 import type { RawJson } from '@orbit/spec/codec';
 import { validatePublishResultRequest } from '@orbit/generated';
 import type { EventType } from '../domain/subscription.ts';
@@ -12,12 +13,6 @@ import type { AppEnv, RouteContext } from './app.ts';
 import { dataResponse } from './envelope.ts';
 import { idempotencyKey, parseQuery, readJsonBody } from './request.ts';
 import { parseTarget } from './subscriptions.ts';
-
-/**
- * `result` and `details` together, in bytes. An `event.deliver` frame is at most 512 KiB (seed §5);
- * 8 KiB are left for the delivery, the snapshot's other fields and the frame envelope.
- */
-export const MAX_EVENT_PAYLOAD_BYTES = 512 * 1024 - 8 * 1024;
 
 export interface PublishBody {
   readonly type: EventType;

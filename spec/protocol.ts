@@ -1,0 +1,31 @@
+/**
+ * @module
+ * The constants of `orbit.events.v1` and of the management API that the schemas cannot carry:
+ * written here once, for the server, the SDK and the conformance suite. Patterns and field tables
+ * that the schemas do carry are derived from them into `@orbit/generated` (`fields.ts`).
+ */
+
+/** The WebSocket subprotocol (spec/rules.md#s5-1). */
+export const SUBPROTOCOL = 'orbit.events.v1';
+
+/** The fixed `protocol_version` of every frame (spec/rules.md#s5-6). */
+export const PROTOCOL_VERSION = '1';
+
+/** The WebSocket entry point, below the server's base path (spec/rules.md#s5-1). */
+export const CONNECT_PATH = '/v1/events/connect';
+
+/** The largest frame, in bytes of its text (spec/rules.md#s5-5). */
+export const MAX_FRAME_BYTES = 512 * 1024;
+
+/** The largest management request body, in bytes (spec/rules.md#s1-19). */
+export const MAX_BODY_BYTES = 512 * 1024;
+
+/**
+ * `result` and `details` of one published result together, in bytes: an `event.deliver` frame must
+ * stay within `MAX_FRAME_BYTES`, and 8 KiB are left for the delivery, the snapshot's other fields
+ * and the frame envelope (spec/README.md, Results).
+ */
+export const MAX_EVENT_PAYLOAD_BYTES = MAX_FRAME_BYTES - 8 * 1024;
+
+/** How many deliveries one session may hold leased at once (spec/rules.md#s5-11). */
+export const CAPACITY = { min: 1, max: 32 } as const;
