@@ -13,8 +13,7 @@ import { RawJson, stringify } from '@orbit/spec/codec';
 import { expireReceipts } from '../src/store/idempotency.ts';
 import { publishAll } from '../src/store/publish.ts';
 import { Store } from '../src/store/store.ts';
-import { api, eventually, freshDatabase, startTestServer, STORES, type TestServer } from './harness.ts';
-import { runOrbit } from './processes.ts';
+import { api, eventually, freshDatabase, runOrbit, startTestServer, STORES, type TestServer } from '@orbit/testing';
 
 const TASK = '66666666666666666666666666666666';
 

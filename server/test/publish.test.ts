@@ -9,7 +9,7 @@ import { OrbitError } from '@orbit/spec/errors';
 import { RawJson, stringify } from '@orbit/spec/codec';
 import type { Principal } from '../src/store/principal.ts';
 import { Store } from '../src/store/store.ts';
-import { freshDatabase, STORES, type TestDatabase } from './harness.ts';
+import { freshDatabase, STORES, type TestDatabase } from '@orbit/testing';
 
 const hex32 = (): string => randomBytes(16).toString('hex');
 
