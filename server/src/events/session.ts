@@ -13,9 +13,7 @@ import { newId } from '../crypto.ts';
 import { decideConsumeAccess } from '../domain/access.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { Batcher } from '../store/batcher.ts';
-import type { AckOutcome, AckRequest, ClaimOutcome, Claimed } from '../store/claims.ts';
-import type { Principal, Store } from '../store/store.ts';
+import type { ClaimOutcome, Claimed, Principal, Store } from '../store/store.ts';
 import type { AccessView } from './access.ts';
 import { type ClientFrame, readClientFrame } from './envelope.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
@@ -33,8 +31,6 @@ export const CLOSE = {
 
 export interface SessionDeps {
   readonly store: Store;
-  /** ACKs of all sessions on this node, committed in groups. */
-  readonly acks: Batcher<AckRequest, AckOutcome>;
   readonly pool: ClaimPool;
   readonly access: AccessView;
   /** This node's id in the `nodes` table; resolves once the node is registered. */
@@ -257,7 +253,7 @@ export class Session implements Claimant {
   private async ack(frame: Extract<ClientFrame, { type: 'event.ack' }>): Promise<void> {
     const verdict = await this.deps.access.verdict(this.subscriptionId, this.tokenDigest);
     if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
-    const outcome = await this.deps.acks.submit({
+    const outcome = await this.deps.store.acknowledge({
       subscriptionId: this.subscriptionId,
       deliveryId: frame.body.delivery_id,
       epoch: BigInt(frame.body.epoch),
