@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import * as generated from '@orbit/generated';
 import type {
   AckReplyFrame,
+  AckRequestFrame,
   DeliverFrame,
   DeliveryDetail,
   DeliveryList,
@@ -33,11 +34,10 @@ import type { Role, SuiteConfig, Timing } from './config.ts';
 import { CheckFailure, SkipSignal } from './errors.ts';
 import { type Evidence, EvidenceLog } from './evidence.ts';
 import { type HttpResponse, sendHttp } from './http.ts';
+import { isObject, memberAt } from './members.ts';
 import { type PublishedEvent, type PublishInput, publishResult, randomId } from './publisher.ts';
 import { runCommand, substitute } from './shell.ts';
 import { type AckReply, EventConnection, isDeliver, type OpenOptions, type Received, repliesTo, type UpgradeOutcome } from './ws.ts';
-
-export type { Subscription };
 
 /** The resolved environment of one run: a configuration with its credentials and queues filled in. */
 export interface RunEnvironment {
@@ -60,6 +60,9 @@ export interface RequestOptions {
   readonly contentType?: string | null;
   readonly timeoutMs?: number;
 }
+
+/** Fields of an event.ack body to send instead of the proof's own, with any value. */
+export type AckOverride = { readonly [K in keyof AckRequestFrame['body']]?: unknown };
 
 let counter = 0;
 
@@ -261,8 +264,8 @@ export class CaseContext {
   /** A successful envelope with `status`; returns `data`, checked by `validator`. */
   expectData<T>(res: HttpResponse, status: number, what: string, validator: Validator<T>): T {
     if (res.status !== status) throw new CheckFailure(`${what}: expected HTTP ${status}, got ${this.describe(res)}`);
-    const body = res.json as { request_id?: unknown; data?: unknown } | undefined;
-    if (!body || typeof body !== 'object' || !('data' in body))
+    const body = res.json;
+    if (!isObject(body) || !('data' in body))
       throw new CheckFailure(`${what}: expected a {request_id, data} envelope, got ${res.text.slice(0, 300)}`);
     this.validate(validator, body.data, `${what}: data`);
     return body.data;
@@ -387,7 +390,7 @@ export class CaseContext {
 
   /** Owns the subscription a (possibly wrongly) successful create response carries, if any. */
   ownCreated(role: Role, res: HttpResponse): void {
-    const id = (res.json as { data?: { subscription?: { id?: unknown } } } | undefined)?.data?.subscription?.id;
+    const id = memberAt(res.json, 'data', 'subscription', 'id');
     if (res.status >= 200 && res.status < 300 && typeof id === 'string') this.own(role, id);
   }
 
@@ -541,22 +544,18 @@ export class CaseContext {
     return conn.next(isDeliver, timeoutMs, what);
   }
 
-  /** Sends event.ack with the proof of `deliver` (fields overridable); returns the message_id. */
-  sendAck(
-    conn: EventConnection,
-    deliver: Received<DeliverFrame>,
-    override: Partial<{ delivery_id: unknown; epoch: unknown; lease_secret: unknown }> = {},
-  ): string {
-    return conn.send('event.ack', {
+  /** Sends event.ack with the proof of `deliver` (any field overridable, also by an invalid value); returns the message_id. */
+  sendAck(conn: EventConnection, deliver: Received<DeliverFrame>, override: AckOverride = {}): string {
+    const proof: AckRequestFrame['body'] = {
       delivery_id: deliver.body.delivery.id,
       epoch: deliver.body.delivery.lease_epoch,
       lease_secret: deliver.body.lease_secret,
-      ...override,
-    });
+    };
+    return conn.send('event.ack', { ...proof, ...override });
   }
 
   /** ACKs `deliver` on `conn` and returns the reply frame (an ack or an error). */
-  ack(conn: EventConnection, deliver: Received<DeliverFrame>, override: Parameters<CaseContext['sendAck']>[2] = {}): Promise<AckReply> {
+  ack(conn: EventConnection, deliver: Received<DeliverFrame>, override: AckOverride = {}): Promise<AckReply> {
     return conn.ackReply(this.sendAck(conn, deliver, override), this.replyMs);
   }
 

@@ -12,7 +12,8 @@ export { EXIT } from './exit-codes.ts';
 export { ConfigError, loadConfig, parseConfig, ROLES, SEED_TIMING } from './config.ts';
 export type { BootstrapConfig, Credential, PublishConfig, Role, SpawnConfig, SuiteConfig, Timing } from './config.ts';
 export { CaseContext, propertySeed } from './context.ts';
-export type { RunEnvironment, Subscription } from './context.ts';
+export type { RunEnvironment } from './context.ts';
+export type { Subscription } from '@orbit/generated';
 export { CheckFailure, FAILURE_KINDS, NetworkError, SkipSignal } from './errors.ts';
 export type { FailureKind, PropertyFailure } from './errors.ts';
 export { EvidenceLog } from './evidence.ts';
@@ -45,5 +46,7 @@ export { SEED_RULES, SEED_SECTIONS } from './seed-rules.ts';
 export type { SeedRuleId } from './seed-rules.ts';
 export { BOOTSTRAP_PLAN, prepareTarget, SetupError } from './setup.ts';
 export type { PreparedTarget } from './setup.ts';
-export { CONNECT_PATH, EventConnection, newMessageId, PROTOCOL } from './ws.ts';
+export { EventConnection, newMessageId } from './ws.ts';
+// The subprotocol (exported here as PROTOCOL) and the connect path, for the suite's users: @orbit/spec/protocol writes them.
+export { CONNECT_PATH, SUBPROTOCOL as PROTOCOL } from '@orbit/spec/protocol';
 export type { OpenOptions, Received, UpgradeOutcome } from './ws.ts';

@@ -13,6 +13,7 @@ import type { PublishConfig } from './config.ts';
 import { CheckFailure } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
 import { sendHttp } from './http.ts';
+import { memberAt } from './members.ts';
 import { runCommand, substitute } from './shell.ts';
 
 export type { EventType };
@@ -54,8 +55,7 @@ export function publishBody(input: PublishInput, taskId: string): string {
 
 /** The event of `{request_id, data: {event}}`, `{event}` or the event itself, when it is a valid ResultEvent. */
 function extractEvent(value: unknown): PublishedEvent | undefined {
-  const v = value as { data?: { event?: unknown }; event?: unknown } | undefined;
-  const event = v?.data?.event ?? v?.event ?? value;
+  const event = memberAt(value, 'data', 'event') ?? memberAt(value, 'event') ?? value;
   return validateResultEvent(event) ? event : undefined;
 }
 

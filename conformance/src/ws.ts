@@ -11,8 +11,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import {
   type AckReplyFrame,
+  type ClientFrame,
   type DeliverFrame,
   type ErrorFrame,
+  type HelloFrame,
   type PingReplyFrame,
   type ServerFrame,
   type Validator,
@@ -25,12 +27,11 @@ import {
   type WelcomeFrame,
 } from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
+import { CONNECT_PATH, PROTOCOL_VERSION, SUBPROTOCOL } from '@orbit/spec/protocol';
 import WebSocket from 'ws';
 import { CheckFailure, NetworkError } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
-
-export const PROTOCOL = 'orbit.events.v1';
-export const CONNECT_PATH = '/v1/events/connect';
+import { memberAt } from './members.ts';
 
 export function newMessageId(): string {
   return randomBytes(16).toString('hex');
@@ -74,10 +75,10 @@ export type HelloReply = Received<WelcomeFrame | ErrorFrame>;
 
 export interface OpenOptions {
   readonly token?: string | null;
-  /** Offered subprotocols; default `[orbit.events.v1]`; `[]` offers none. */
+  /** Offered subprotocols; default `[SUBPROTOCOL]` (spec/rules.md#s5-1); `[]` offers none. */
   readonly protocols?: readonly string[];
   readonly headers?: Readonly<Record<string, string>>;
-  /** Path and query of the upgrade request; default `/v1/events/connect`. */
+  /** Path and query of the upgrade request; default `CONNECT_PATH` (spec/rules.md#s5-1). */
   readonly target?: string;
   /** Offer permessage-deflate (the server must decline it). */
   readonly offerCompression?: boolean;
@@ -97,8 +98,7 @@ export type UpgradeOutcome =
 
 /** The validator of one server frame type (the two `ack` bodies told apart by their members). */
 function validatorFor(value: unknown): { name: string; validate: Validator<ServerFrame> } {
-  const frame = value as { type?: unknown; body?: unknown };
-  switch (frame?.type) {
+  switch (memberAt(value, 'type')) {
     case 'events.welcome':
       return { name: 'WelcomeFrame', validate: validateWelcomeFrame };
     case 'event.deliver':
@@ -106,7 +106,7 @@ function validatorFor(value: unknown): { name: string; validate: Validator<Serve
     case 'error':
       return { name: 'ErrorFrame', validate: validateErrorFrame };
     case 'ack':
-      return typeof frame.body === 'object' && frame.body !== null && 'delivery_id' in frame.body
+      return memberAt(value, 'body', 'delivery_id') !== undefined
         ? { name: 'AckReplyFrame', validate: validateAckReplyFrame }
         : { name: 'PingReplyFrame', validate: validatePingReplyFrame };
     default:
@@ -149,7 +149,7 @@ export class EventConnection {
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       ...(options.headers ?? {}),
     };
-    const protocols = options.protocols ?? [PROTOCOL];
+    const protocols = options.protocols ?? [SUBPROTOCOL];
     const ws = new WebSocket(url, [...protocols], {
       headers,
       perMessageDeflate: options.offerCompression === true,
@@ -264,10 +264,10 @@ export class EventConnection {
   }
 
   /** Sends a frame of `type` with a fresh message_id and the bound session_id (not on hello); returns the message_id. */
-  send(type: string, body: unknown, extra: Record<string, unknown> = {}): string {
+  send(type: ClientFrame['type'], body: unknown, extra: Record<string, unknown> = {}): string {
     const messageId = newMessageId();
     const frame = {
-      protocol_version: '1',
+      protocol_version: PROTOCOL_VERSION,
       type,
       message_id: messageId,
       ...(this.sessionId !== null && type !== 'events.hello' ? { session_id: this.sessionId } : {}),
@@ -344,7 +344,8 @@ export class EventConnection {
 
   /** Sends events.hello; returns the reply (welcome or error) and binds the session on welcome. */
   async hello(subscriptionId: string, capacity: number, timeoutMs: number): Promise<HelloReply> {
-    const id = this.send('events.hello', { subscription_id: subscriptionId, capacity });
+    const body: HelloFrame['body'] = { subscription_id: subscriptionId, capacity };
+    const id = this.send('events.hello', body);
     const reply = await this.reply(id, timeoutMs, 'a reply to events.hello');
     if (reply.type === 'events.welcome') {
       this.sessionId = reply.session_id;

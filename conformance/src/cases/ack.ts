@@ -7,16 +7,25 @@
  */
 import { validateAckReplyFrame, validateDeliverFrame } from '@orbit/generated';
 import fc from 'fast-check';
-import { encodeBase64url, isCanonicalBase64url } from '@orbit/spec/codec';
+import { encodeBase64url, isCanonicalBase64url, LEASE_SECRET_BYTES } from '@orbit/spec/codec';
+import { CAPACITY } from '@orbit/spec/protocol';
 import { type ConformanceCase, defineCase } from '../case.ts';
 import { CheckFailure } from '../errors.ts';
-import type { Timing } from '../config.ts';
-import type { CaseContext } from '../context.ts';
+import type { AckOverride, CaseContext } from '../context.ts';
 import { deliveryOf, type EventConnection, isDeliver, type Received, repliesTo } from '../ws.ts';
 import type { DeliverFrame } from '@orbit/generated';
-import { describeEvents, expiredDelivery, expiryBudget, leased, otherSecret, ping, randomHex, SNAPSHOT_STATE } from './helpers.ts';
-
-const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
+import {
+  describeEvents,
+  expiredDelivery,
+  expiryBudget,
+  expiryTimeout,
+  leased,
+  otherSecret,
+  ping,
+  randomHex,
+  SNAPSHOT_STATE,
+  UINT64_MAX,
+} from './helpers.ts';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
@@ -36,7 +45,7 @@ async function expectAckRefused(
   ctx: CaseContext,
   conn: EventConnection,
   deliver: Received<DeliverFrame>,
-  override: Record<string, unknown>,
+  override: AckOverride,
   what: string,
 ): Promise<void> {
   const id = ctx.sendAck(conn, deliver, override);
@@ -110,7 +119,10 @@ export const ackCases: ConformanceCase[] = [
         'snapshot',
       );
       ctx.equal(e.details, { reason: 'REVIEW' }, 'details');
-      ctx.check(isCanonicalBase64url(secret, 32), `lease_secret ${secret} is not canonical base64url of 32 bytes`);
+      ctx.check(
+        isCanonicalBase64url(secret, LEASE_SECRET_BYTES),
+        `lease_secret ${secret} is not canonical base64url of ${LEASE_SECRET_BYTES} bytes`,
+      );
       ctx.check(
         Date.parse(d.lease_until ?? '') > Date.parse(d.created_at),
         `lease_until ${d.lease_until} is not after created_at ${d.created_at}`,
@@ -254,7 +266,7 @@ export const ackCases: ConformanceCase[] = [
     seed: ['s6-17'],
     async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
-      for (const epoch of ['2', '0', '18446744073709551615']) {
+      for (const epoch of ['2', '0', UINT64_MAX]) {
         ctx.expectFrameError(
           await conn.reply(ctx.sendAck(conn, deliver, { epoch }), ctx.replyMs),
           'DELIVERY_LEASE_LOST',
@@ -524,7 +536,7 @@ export const ackCases: ConformanceCase[] = [
     timeoutMs: 60_000,
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription({ types: ['task.failed'] });
-      const { conn } = await ctx.bind(sub.id, 32);
+      const { conn } = await ctx.bind(sub.id, CAPACITY.max);
       const published = await Promise.all(Array.from({ length: 24 }, () => ctx.publish({ type: 'task.failed' })));
       const wanted = new Set(published.map((e) => e.id));
       const seen = new Map<string, number>();
@@ -578,7 +590,7 @@ export const ackCases: ConformanceCase[] = [
       await first.close();
       // Paused: no claim can replace the proof while the property runs, however long it shrinks.
       await ctx.configure(sub.id, false);
-      const secret = deliver.body.lease_secret as string;
+      const secret = deliver.body.lease_secret;
       const arbitrary = fc.oneof(
         fc.constantFrom(...secretAliases(secret)),
         // random 43-character strings whose last character has non-zero unused bits
@@ -590,11 +602,11 @@ export const ackCases: ConformanceCase[] = [
           .map(([a, b]) => a + b),
         // wrong lengths and padding
         fc
-          .uint8Array({ minLength: 31, maxLength: 33 })
-          .filter((b) => b.length !== 32)
+          .uint8Array({ minLength: LEASE_SECRET_BYTES - 1, maxLength: LEASE_SECRET_BYTES + 1 })
+          .filter((b) => b.length !== LEASE_SECRET_BYTES)
           .map((b) => encodeBase64url(b)),
-        fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `${encodeBase64url(b)}=`),
-        fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64')),
+        fc.uint8Array({ minLength: LEASE_SECRET_BYTES, maxLength: LEASE_SECRET_BYTES }).map((b) => `${encodeBase64url(b)}=`),
+        fc.uint8Array({ minLength: LEASE_SECRET_BYTES, maxLength: LEASE_SECRET_BYTES }).map((b) => Buffer.from(b).toString('base64')),
       );
       await ctx.property(arbitrary, async (candidate) => {
         const { conn } = await ctx.bind(sub.id);
@@ -617,7 +629,7 @@ export const ackCases: ConformanceCase[] = [
       const { sub, conn: first, deliver } = await leased(ctx);
       await first.close();
       await ctx.configure(sub.id, false);
-      const epoch = deliver.body.delivery.lease_epoch as string;
+      const epoch = deliver.body.delivery.lease_epoch;
       const arbitrary = fc.oneof(
         fc.integer({ min: 1, max: 5 }).map((k) => '0'.repeat(k) + epoch),
         fc.constantFrom(

@@ -7,9 +7,8 @@
 import { type EventDelivery, validateDeliveryList, validateDeliveryRetryResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import type { Timing } from '../config.ts';
 import { deliveryOf } from '../ws.ts';
-import { expiredDelivery, leased, randomHex } from './helpers.ts';
+import { expiredDelivery, expiryTimeout, leased, randomHex } from './helpers.ts';
 
 /** A subscription with two deliveries on one connection, the first ACKED and the second LEASED. */
 async function twoDeliveries(ctx: CaseContext) {
@@ -23,8 +22,6 @@ async function twoDeliveries(ctx: CaseContext) {
   ctx.check(reply.type === 'ack', `setup: ACK failed: ${reply.$text}`);
   return { sub, conn, acked: a, leasedFrame: b };
 }
-
-const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
 
 export const deliveryCases: ConformanceCase[] = [
   defineCase({

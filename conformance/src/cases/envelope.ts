@@ -8,6 +8,7 @@ import {
   validateDeliveryListEnvelope,
   validateErrorEnvelope,
   validateHealthEnvelope,
+  validateId,
   validateSubscriptionEnvelope,
   validateSubscriptionList,
   validateSubscriptionListEnvelope,
@@ -18,11 +19,12 @@ import { ERROR_TABLE } from '@orbit/spec/errors';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { HttpResponse } from '../http.ts';
+import { memberAt } from '../members.ts';
 import { leased, postCreate, randomHex } from './helpers.ts';
 
 /** The body's request_id, if the body has one. */
 function requestId(res: HttpResponse): unknown {
-  return (res.json as { request_id?: unknown } | undefined)?.request_id;
+  return memberAt(res.json, 'request_id');
 }
 
 /** A mix of successful and failed exchanges, each labelled. */
@@ -77,10 +79,7 @@ export const envelopeCases: ConformanceCase[] = [
       for (const [what, res] of await sampleResponses(ctx)) {
         const header = res.header('x-request-id');
         const body = requestId(res);
-        ctx.check(
-          typeof header === 'string' && /^[0-9a-f]{32}$/.test(header),
-          `${what}: X-Request-ID is ${JSON.stringify(header ?? null)}`,
-        );
+        ctx.check(typeof header === 'string' && validateId(header), `${what}: X-Request-ID is ${JSON.stringify(header ?? null)}`);
         ctx.check(header === body, `${what}: X-Request-ID ${header} differs from request_id ${JSON.stringify(body)}`);
       }
     },

@@ -7,13 +7,11 @@
 import { validateErrorEnvelope, validateSubscriptionList } from '@orbit/generated';
 import { connect } from 'node:net';
 import { defineCase, type ConformanceCase } from '../case.ts';
-import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
 import { basePath } from '../http.ts';
+import { memberAt } from '../members.ts';
 import { deliveryOf } from '../ws.ts';
-import { leased, listAll, randomHex } from './helpers.ts';
-
-const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
+import { expiryTimeout, leased, listAll, randomHex, UINT64_MAX } from './helpers.ts';
 
 /** Whether `text` holds a whole HTTP response (headers and a Content-Length body). */
 function completeResponse(text: string): boolean {
@@ -241,14 +239,14 @@ export const faultCases: ConformanceCase[] = [
         await ctx.get('full', '/v1/subscriptions/zz'),
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '9', enabled: false, reason: 'x' }),
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
-          expected_revision: '18446744073709551615',
+          expected_revision: UINT64_MAX,
           enabled: false,
           reason: '\u0000',
         }),
         await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&cursor=${'A'.repeat(600)}`),
       ];
       for (const res of responses) {
-        const message = String((res.json as { error?: { message?: unknown } } | undefined)?.error?.message ?? '');
+        const message = String(memberAt(res.json, 'error', 'message') ?? '');
         ctx.check(
           !/\n\s+at |SQLITE_|ER_[A-Z_]+|node_modules|\.ts:\d+|\.js:\d+|SELECT |INSERT |UPDATE /.test(message),
           `an error message leaks internals: ${message}`,

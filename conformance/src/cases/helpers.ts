@@ -10,13 +10,15 @@ import {
   type ErrorFrame,
   type EventDelivery,
   type PingReplyFrame,
+  type ResultType,
   type Subscription,
+  type TaskState,
   type Validator,
   validateDeliveryRetryResult,
   type WelcomeFrame,
 } from '@orbit/generated';
-import { encodeBase64url } from '@orbit/spec/codec';
-import type { Role } from '../config.ts';
+import { encodeBase64url, LEASE_SECRET_BYTES, UINT64_MAX as UINT64_MAX_VALUE } from '@orbit/spec/codec';
+import type { Role, Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
 import { CheckFailure } from '../errors.ts';
 import type { HttpResponse } from '../http.ts';
@@ -24,10 +26,10 @@ import type { EventType, PublishedEvent } from '../publisher.ts';
 import type { EventConnection, Received } from '../ws.ts';
 
 /** The fixed order of `Subscription.types` (spec/rules.md#s2-15; the order is spec/README.md's). */
-export const TYPE_ORDER = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'] as const;
+export const TYPE_ORDER = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'] as const satisfies readonly ResultType[];
 
 /** The snapshot state of each result type. */
-export const SNAPSHOT_STATE: Record<EventType, string> = {
+export const SNAPSHOT_STATE: Record<EventType, TaskState> = {
   'task.succeeded': 'SUCCEEDED',
   'task.failed': 'FAILED',
   'task.cancelled': 'CANCELLED',
@@ -35,11 +37,12 @@ export const SNAPSHOT_STATE: Record<EventType, string> = {
   'task.requeued': 'QUEUED',
 };
 
-export const UINT64_MAX = '18446744073709551615';
+/** The largest uint64, as its canonical decimal string. */
+export const UINT64_MAX = String(UINT64_MAX_VALUE);
 
 /** A canonical secret that is not the real one. */
 export function otherSecret(): string {
-  return encodeBase64url(new Uint8Array(randomBytes(32)));
+  return encodeBase64url(new Uint8Array(randomBytes(LEASE_SECRET_BYTES)));
 }
 
 export function randomHex(bytes = 16): string {
@@ -108,6 +111,9 @@ export async function leased(
 export function expiryBudget(ctx: CaseContext): number {
   return ctx.redeliveryMs;
 }
+
+/** The timeout of a case that waits for a lease to run out (and a redelivery), from the declared timing. */
+export const expiryTimeout = (t: Timing): number => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
 
 /**
  * A delivery that ran out of its only attempt: `max_attempts` 1, leased once, lease expired with

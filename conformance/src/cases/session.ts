@@ -6,6 +6,7 @@
  * raw text.
  */
 import { validateWelcomeFrame } from '@orbit/generated';
+import { CAPACITY, MAX_FRAME_BYTES, PROTOCOL_VERSION } from '@orbit/spec/protocol';
 import fc from 'fast-check';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
@@ -13,14 +14,26 @@ import { type EventConnection, isDeliver, newMessageId, replyOf, repliesTo } fro
 import { escapeKey } from './json.ts';
 import { ping, randomHex } from './helpers.ts';
 
-const MAX_FRAME = 512 * 1024;
+/** The text of an events.ping naming `sessionId`. */
+function pingText(sessionId: string | null, messageId = newMessageId()): string {
+  return JSON.stringify({
+    protocol_version: PROTOCOL_VERSION,
+    type: 'events.ping',
+    message_id: messageId,
+    session_id: sessionId,
+    body: {},
+  });
+}
 
 /** A ping padded with spaces to exactly `size` bytes. */
 function paddedPing(sessionId: string, size: number): { text: string; id: string } {
   const id = newMessageId();
-  const text = `{"protocol_version":"1","type":"events.ping","message_id":"${id}","session_id":"${sessionId}","body":{}}`;
+  const text = pingText(sessionId, id);
   return { text: `${text.slice(0, -1) + ' '.repeat(size - text.length)}}`, id };
 }
+
+/** The `protocol_version` member of a raw frame text. */
+const VERSION = `"protocol_version":${JSON.stringify(PROTOCOL_VERSION)}`;
 
 /** Opens a connection, sends one raw hello text, and expects no welcome and a refusal. */
 async function helloRefused(
@@ -37,7 +50,7 @@ async function helloRefused(
 }
 
 function helloText(messageId: string, body: Record<string, unknown>, extra = ''): string {
-  return `{"protocol_version":"1","type":"events.hello","message_id":"${messageId}","body":${JSON.stringify(body)}${extra}}`;
+  return `{${VERSION},"type":"events.hello","message_id":"${messageId}","body":${JSON.stringify(body)}${extra}}`;
 }
 
 async function expectPolicyClose(ctx: CaseContext, conn: EventConnection, what: string): Promise<void> {
@@ -98,9 +111,7 @@ export const sessionCases: ConformanceCase[] = [
     seed: ['s7-9', 's5-16'],
     async run(ctx: CaseContext) {
       const conn = await ctx.connect();
-      conn.sendText(
-        JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }),
-      );
+      conn.sendText(pingText(randomHex()));
       await expectPolicyClose(ctx, conn, 'a ping before hello');
     },
   }),
@@ -136,7 +147,7 @@ export const sessionCases: ConformanceCase[] = [
     seed: ['s5-11'],
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      for (const capacity of [0, 33, 1.5, '1', null]) {
+      for (const capacity of [CAPACITY.min - 1, CAPACITY.max + 1, 1.5, '1', null]) {
         const id = newMessageId();
         await helloRefused(
           ctx,
@@ -148,8 +159,8 @@ export const sessionCases: ConformanceCase[] = [
       }
       const id = newMessageId();
       await helloRefused(ctx, helloText(id, { subscription_id: sub.id }), id, 'hello without capacity', ['INVALID_ARGUMENT']);
-      const { welcome } = await ctx.bind(sub.id, 32);
-      ctx.equal(welcome.body.capacity, 32, 'capacity 32 accepted');
+      const { welcome } = await ctx.bind(sub.id, CAPACITY.max);
+      ctx.equal(welcome.body.capacity, CAPACITY.max, `capacity ${CAPACITY.max} accepted`);
     },
   }),
   defineCase({
@@ -206,9 +217,7 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      conn.sendText(
-        JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: randomHex(), body: {} }),
-      );
+      conn.sendText(pingText(randomHex()));
       await expectPolicyClose(ctx, conn, 'a ping with another session_id');
     },
   }),
@@ -221,11 +230,7 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      conn.sendBinary(
-        Buffer.from(
-          JSON.stringify({ protocol_version: '1', type: 'events.ping', message_id: newMessageId(), session_id: conn.sessionId, body: {} }),
-        ),
-      );
+      conn.sendBinary(Buffer.from(pingText(conn.sessionId)));
       await expectPolicyClose(ctx, conn, 'a binary ping');
     },
   }),
@@ -239,10 +244,9 @@ export const sessionCases: ConformanceCase[] = [
       const sub = await ctx.createSubscription();
       const id = newMessageId();
       for (const make of [
-        (_s: string) => '{"protocol_version":"1",',
-        (s: string) => `{"protocol_version":"1","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{},"body":{}}`,
-        (s: string) =>
-          `{"protocol_version":"1","type":"events.ping","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{}}`,
+        (_s: string) => `{${VERSION},`,
+        (s: string) => `{${VERSION},"type":"events.ping","message_id":"${id}","session_id":"${s}","body":{},"body":{}}`,
+        (s: string) => `{${VERSION},"type":"events.ping","type":"events.ping","message_id":"${id}","session_id":"${s}","body":{}}`,
       ]) {
         const { conn } = await ctx.bind(sub.id);
         const text = make(conn.sessionId!);
@@ -260,9 +264,9 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME + 1);
+      const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME_BYTES + 1);
       conn.sendText(text);
-      const closed = await ctx.expectClosed(conn, ctx.replyMs, 'a 524289-byte ping');
+      const closed = await ctx.expectClosed(conn, ctx.replyMs, `a ${MAX_FRAME_BYTES + 1}-byte ping`);
       ctx.check(!conn.received.some((f) => replyOf(f) === id && f.type === 'ack'), 'the oversized ping was answered');
       ctx.log.note(`closed with ${closed.code} (1009 is the usual code)`);
     },
@@ -276,9 +280,9 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME);
+      const { text, id } = paddedPing(conn.sessionId!, MAX_FRAME_BYTES);
       conn.sendText(text);
-      const reply = await conn.reply(id, ctx.replyMs, 'a reply to a 524288-byte ping');
+      const reply = await conn.reply(id, ctx.replyMs, `a reply to a ${MAX_FRAME_BYTES}-byte ping`);
       ctx.equal(reply.type, 'ack', 'reply type');
     },
   }),
@@ -404,7 +408,7 @@ export const sessionCases: ConformanceCase[] = [
       await ctx.property(arbitrary, async (c) => {
         const { conn } = await ctx.bind(sub.id);
         const m: Record<string, string> = {
-          protocol_version: '"1"',
+          protocol_version: JSON.stringify(PROTOCOL_VERSION),
           type: '"events.ping"',
           message_id: `"${newMessageId()}"`,
           session_id: `"${conn.sessionId}"`,
@@ -450,11 +454,11 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       // The client keeps writing (its pings) and only stops reading, so no idle timeout interferes.
-      const { conn } = await ctx.bind(sub.id, 32);
+      const { conn } = await ctx.bind(sub.id, CAPACITY.max);
       conn.pauseReading();
-      // 32 results of 450 kB: many times what the kernel buffers of both ends hold, so writes must wait.
+      // A 450 kB result per unit of capacity: many times what the kernel buffers of both ends hold, so writes must wait.
       const result = JSON.stringify('x'.repeat(450_000));
-      for (let i = 0; i < 32; i++) await ctx.publish({ type: 'task.succeeded', result });
+      for (let i = 0; i < CAPACITY.max; i++) await ctx.publish({ type: 'task.succeeded', result });
       const stalledMs = 2 * ctx.timing.writeTimeoutMs + 1_000;
       await ctx.sleep(stalledMs);
       // What the server wrote before giving up is still buffered: read it, then the end must follow.
@@ -465,9 +469,9 @@ export const sessionCases: ConformanceCase[] = [
         closed,
         `the server kept the connection open although the client read nothing for ${stalledMs} ms (timing.writeTimeoutMs ` +
           `${ctx.timing.writeTimeoutMs}); ` +
-          `${arrived} of 32 deliveries arrived once it read again`,
+          `${arrived} of ${CAPACITY.max} deliveries arrived once it read again`,
       );
-      ctx.log.note(`closed with ${closed.code} after ${arrived} of 32 deliveries had been written`);
+      ctx.log.note(`closed with ${closed.code} after ${arrived} of ${CAPACITY.max} deliveries had been written`);
     },
   }),
   defineCase({
@@ -493,8 +497,8 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      conn.sendText(paddedPing(conn.sessionId!, MAX_FRAME + 1).text);
-      const closed = await ctx.expectClosed(conn, ctx.replyMs, 'a 524289-byte ping');
+      conn.sendText(paddedPing(conn.sessionId!, MAX_FRAME_BYTES + 1).text);
+      const closed = await ctx.expectClosed(conn, ctx.replyMs, `a ${MAX_FRAME_BYTES + 1}-byte ping`);
       ctx.observe(`closed with ${closed.code}${closed.reason ? ` (${closed.reason})` : ''}; 1009 (message too big) is the usual code`);
     },
   }),

@@ -5,10 +5,10 @@
  * the history start, usage versus revision, the 64-subscription limit and the absence of a hard
  * delete.
  */
-import { validateSubscription, validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
+import { type Subscription, validateSubscription, validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
 import { type ConformanceCase, defineCase } from '../case.ts';
 import { CheckFailure } from '../errors.ts';
-import type { CaseContext, Subscription } from '../context.ts';
+import type { CaseContext } from '../context.ts';
 import type { HttpResponse } from '../http.ts';
 import { listAll, postCreate, postRetire, randomHex, TYPE_ORDER } from './helpers.ts';
 
@@ -36,7 +36,7 @@ export const subscriptionCases: ConformanceCase[] = [
       const body = ctx.subscriptionBody();
       const res = await postCreate(ctx, body);
       const data = ctx.expectData(res, 201, 'create', validateSubscriptionResult);
-      const s = data.subscription as Subscription;
+      const s = data.subscription;
       ctx.equal(data.deduplicated, false, 'deduplicated');
       ctx.equal(
         [s.name, s.queue_id, s.revision, s.enabled, s.types, s.pending_count, s.max_pending, s.max_attempts],
