@@ -20,7 +20,8 @@ import type { CaseContext } from './context.ts';
 import { EvidenceLog } from './evidence.ts';
 import type { HttpResponse } from './http.ts';
 import { memberAt } from './members.ts';
-import { type EventConnection, isDeliver, type Received, repliesTo } from './ws.ts';
+import { isDeliver, type Received, repliesTo } from './frames.ts';
+import type { EventConnection } from './ws.ts';
 
 /** Returns a note when the subscription could not be retired, else null. */
 export function retireForCleanup(ctx: CaseContext, role: Role, id: string, proofs: Array<Received<DeliverFrame>>): Promise<string | null> {

@@ -46,7 +46,9 @@ export { SEED_RULES, SEED_SECTIONS } from './seed-rules.ts';
 export type { SeedRuleId } from './seed-rules.ts';
 export { BOOTSTRAP_PLAN, prepareTarget, SetupError } from './setup.ts';
 export type { PreparedTarget } from './setup.ts';
-export { EventConnection, newMessageId } from './ws.ts';
+export { EventConnection } from './ws.ts';
+export { randomId as newMessageId } from './ids.ts';
 // The subprotocol (exported here as PROTOCOL) and the connect path, for the suite's users: @orbit/spec/protocol writes them.
 export { CONNECT_PATH, SUBPROTOCOL as PROTOCOL } from '@orbit/spec/protocol';
-export type { OpenOptions, Received, UpgradeOutcome } from './ws.ts';
+export type { OpenOptions, UpgradeOutcome } from './ws.ts';
+export type { Received } from './frames.ts';

@@ -13,7 +13,8 @@ import { ConfigError } from './config.ts';
 import { CaseContext, type RunEnvironment } from './context.ts';
 import { sendHttp } from './http.ts';
 import { memberAt } from './members.ts';
-import { type EventConnection, isWelcome } from './ws.ts';
+import { isWelcome } from './frames.ts';
+import type { EventConnection } from './ws.ts';
 
 /** What the suite knows about a server it started itself (spawn mode). */
 export interface ServerWatch {

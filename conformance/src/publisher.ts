@@ -6,13 +6,13 @@
  * and prints the appended event (`{event}`, the `{request_id, data: {event}}` envelope, or the
  * event itself) on stdout.
  */
-import { randomBytes } from 'node:crypto';
 import { type EventType, type PublishResultRequest, type ResultEvent, validateResultEvent } from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
 import type { PublishConfig } from './config.ts';
 import { CheckFailure } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
 import { sendHttp } from './http.ts';
+import { randomId } from './ids.ts';
 import { memberAt } from './members.ts';
 import { runCommand, substitute } from './shell.ts';
 
@@ -34,10 +34,6 @@ export type PublishInput = Pick<PublishResultRequest, 'type'> &
 
 /** The appended event, as the publisher reported it. */
 export type PublishedEvent = ResultEvent;
-
-export function randomId(): string {
-  return randomBytes(16).toString('hex');
-}
 
 /** The request body as text, with `details` and `result` spliced in verbatim. */
 export function publishBody(input: PublishInput, taskId: string): string {

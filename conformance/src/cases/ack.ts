@@ -12,8 +12,10 @@ import { CAPACITY } from '@orbit/spec/protocol';
 import { type ConformanceCase, defineCase } from '../case.ts';
 import { CheckFailure } from '../errors.ts';
 import type { AckOverride, CaseContext } from '../context.ts';
-import { deliveryOf, type EventConnection, isDeliver, type Received, repliesTo } from '../ws.ts';
+import { deliveryOf, isDeliver, type Received, repliesTo } from '../frames.ts';
+import type { EventConnection } from '../ws.ts';
 import type { DeliverFrame } from '@orbit/generated';
+import { randomId } from '../ids.ts';
 import {
   describeEvents,
   expiredDelivery,
@@ -22,7 +24,6 @@ import {
   leased,
   otherSecret,
   ping,
-  randomHex,
   SNAPSHOT_STATE,
   UINT64_MAX,
 } from './helpers.ts';
@@ -75,8 +76,8 @@ export const ackCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      const attempt = randomHex();
-      const task = randomHex();
+      const attempt = randomId();
+      const task = randomId();
       const event = await ctx.publish({
         type: 'task.needs_review',
         task_id: task,
@@ -286,7 +287,7 @@ export const ackCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      const id = conn.send('event.ack', { delivery_id: randomHex(), epoch: '1', lease_secret: otherSecret() });
+      const id = conn.send('event.ack', { delivery_id: randomId(), epoch: '1', lease_secret: otherSecret() });
       const reply = await conn.reply(id, ctx.replyMs);
       ctx.check(
         reply.type === 'error' && (reply.error?.code === 'DELIVERY_LEASE_LOST' || reply.error?.code === 'NOT_FOUND'),
@@ -508,7 +509,7 @@ export const ackCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id, 2);
-      const task = randomHex();
+      const task = randomId();
       const review = await ctx.publish({ type: 'task.needs_review', task_id: task, task_revision: '1' });
       const done = await ctx.publish({ type: 'task.succeeded', task_id: task, task_revision: '2' });
       const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];

@@ -20,7 +20,8 @@ import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import type { HttpResponse } from '../http.ts';
 import { memberAt } from '../members.ts';
-import { leased, postCreate, randomHex } from './helpers.ts';
+import { randomId } from '../ids.ts';
+import { leased, postCreate } from './helpers.ts';
 
 /** The body's request_id, if the body has one. */
 function requestId(res: HttpResponse): unknown {
@@ -44,7 +45,7 @@ async function sampleResponses(ctx: CaseContext): Promise<Array<[string, HttpRes
     ],
     ['no token (401)', await ctx.get(null, `/v1/subscriptions/${sub.id}`)],
     ['bad body (400)', await ctx.post('full', '/v1/subscriptions', '{')],
-    ['unknown id (404)', await ctx.get('full', `/v1/subscriptions/${randomHex()}`)],
+    ['unknown id (404)', await ctx.get('full', `/v1/subscriptions/${randomId()}`)],
     [
       'stale revision (409)',
       await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '1', enabled: true, reason: 'envelope' }),
@@ -381,10 +382,10 @@ export const envelopeCases: ConformanceCase[] = [
     orbit: { anchor: 'result-seam', text: 'POST /v1/queues/{queue_id}/results needs results:publish on that queue' },
     features: ['results-http'],
     async run(ctx: CaseContext) {
-      const body = { type: 'task.succeeded', task_id: randomHex(), task_revision: '1' };
+      const body = { type: 'task.succeeded', task_id: randomId(), task_revision: '1' };
       ctx.expectError(await ctx.post('full', `/v1/queues/${ctx.queue}/results`, body), 'PERMISSION_DENIED', 'publish with events:* only');
       ctx.expectOneOf(
-        await ctx.post('publisher', `/v1/queues/${randomHex()}/results`, body),
+        await ctx.post('publisher', `/v1/queues/${randomId()}/results`, body),
         ['NOT_FOUND', 'PERMISSION_DENIED'],
         'publish to an unknown queue',
       );

@@ -10,8 +10,9 @@ import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import { basePath } from '../http.ts';
 import { memberAt } from '../members.ts';
-import { deliveryOf } from '../ws.ts';
-import { expiryTimeout, leased, listAll, randomHex, UINT64_MAX } from './helpers.ts';
+import { deliveryOf } from '../frames.ts';
+import { randomId } from '../ids.ts';
+import { expiryTimeout, leased, listAll, UINT64_MAX } from './helpers.ts';
 
 /** Whether `text` holds a whole HTTP response (headers and a Content-Length body). */
 function completeResponse(text: string): boolean {
@@ -103,24 +104,24 @@ export const faultCases: ConformanceCase[] = [
     seed: ['s7-13'],
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${randomHex()}`), 'NOT_FOUND', 'GET an unknown subscription');
+      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${randomId()}`), 'NOT_FOUND', 'GET an unknown subscription');
       ctx.expectError(
-        await ctx.get('full', `/v1/subscriptions/${randomHex()}/deliveries`),
+        await ctx.get('full', `/v1/subscriptions/${randomId()}/deliveries`),
         'NOT_FOUND',
         'list deliveries of an unknown subscription',
       );
       ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${randomHex()}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
+        await ctx.post('full', `/v1/subscriptions/${randomId()}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
         'NOT_FOUND',
         'configure an unknown subscription',
       );
       ctx.expectError(
-        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}`),
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${randomId()}`),
         'NOT_FOUND',
         'GET an unknown delivery',
       );
       ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}:retry`, {
+        await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${randomId()}:retry`, {
           expected_revision: '1',
           reason: 'x',
           additional_attempts: 1,
@@ -137,7 +138,7 @@ export const faultCases: ConformanceCase[] = [
     title: 'MUST refuse a malformed id in the path (404 NOT_FOUND or 400 INVALID_ARGUMENT), never 5xx',
     seed: ['s7-13', 's4-6'],
     async run(ctx: CaseContext) {
-      for (const id of ['ZZZ', randomHex().toUpperCase(), `${randomHex()}0`, '%00', '..%2F..%2Fhealthz']) {
+      for (const id of ['ZZZ', randomId().toUpperCase(), `${randomId()}0`, '%00', '..%2F..%2Fhealthz']) {
         ctx.expectOneOf(await ctx.get('full', `/v1/subscriptions/${id}`), ['NOT_FOUND', 'INVALID_ARGUMENT'], `GET /v1/subscriptions/${id}`);
       }
     },

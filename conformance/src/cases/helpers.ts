@@ -23,7 +23,8 @@ import type { CaseContext } from '../context.ts';
 import { CheckFailure } from '../errors.ts';
 import type { HttpResponse } from '../http.ts';
 import type { EventType, PublishedEvent } from '../publisher.ts';
-import type { EventConnection, Received } from '../ws.ts';
+import type { Received } from '../frames.ts';
+import type { EventConnection } from '../ws.ts';
 
 /** The fixed order of `Subscription.types` (spec/rules.md#s2-15; the order is spec/README.md's). */
 export const TYPE_ORDER = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'] as const satisfies readonly ResultType[];
@@ -43,10 +44,6 @@ export const UINT64_MAX = String(UINT64_MAX_VALUE);
 /** A canonical secret that is not the real one. */
 export function otherSecret(): string {
   return encodeBase64url(new Uint8Array(randomBytes(LEASE_SECRET_BYTES)));
-}
-
-export function randomHex(bytes = 16): string {
-  return randomBytes(bytes).toString('hex');
 }
 
 /** `id (type)` of each event, for messages that list events. */

@@ -8,7 +8,7 @@
 import { validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
 import { type ConformanceCase, defineCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { deliveryOf, repliesTo } from '../ws.ts';
+import { deliveryOf, repliesTo } from '../frames.ts';
 import { expiredDelivery, expiryTimeout, leased, postRetire, retryOnce } from './helpers.ts';
 
 /** Expects the retire of `id` at `revision` to be refused because of `what`. */

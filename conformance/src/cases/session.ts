@@ -10,12 +10,14 @@ import { CAPACITY, MAX_FRAME_BYTES, PROTOCOL_VERSION } from '@orbit/spec/protoco
 import fc from 'fast-check';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { type EventConnection, isDeliver, newMessageId, replyOf, repliesTo } from '../ws.ts';
+import { isDeliver, replyOf, repliesTo } from '../frames.ts';
+import { randomId } from '../ids.ts';
+import type { EventConnection } from '../ws.ts';
+import { ping } from './helpers.ts';
 import { escapeKey } from './json.ts';
-import { ping, randomHex } from './helpers.ts';
 
 /** The text of an events.ping naming `sessionId`. */
-function pingText(sessionId: string | null, messageId = newMessageId()): string {
+function pingText(sessionId: string | null, messageId = randomId()): string {
   return JSON.stringify({
     protocol_version: PROTOCOL_VERSION,
     type: 'events.ping',
@@ -27,7 +29,7 @@ function pingText(sessionId: string | null, messageId = newMessageId()): string 
 
 /** A ping padded with spaces to exactly `size` bytes. */
 function paddedPing(sessionId: string, size: number): { text: string; id: string } {
-  const id = newMessageId();
+  const id = randomId();
   const text = pingText(sessionId, id);
   return { text: `${text.slice(0, -1) + ' '.repeat(size - text.length)}}`, id };
 }
@@ -111,7 +113,7 @@ export const sessionCases: ConformanceCase[] = [
     seed: ['s7-9', 's5-16'],
     async run(ctx: CaseContext) {
       const conn = await ctx.connect();
-      conn.sendText(pingText(randomHex()));
+      conn.sendText(pingText(randomId()));
       await expectPolicyClose(ctx, conn, 'a ping before hello');
     },
   }),
@@ -124,11 +126,11 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const extra of [
-        `,"session_id":"${randomHex()}"`,
-        `,"reply_to":"${randomHex()}"`,
+        `,"session_id":"${randomId()}"`,
+        `,"reply_to":"${randomId()}"`,
         ',"error":{"code":"UNAVAILABLE","message":"x"}',
       ]) {
-        const id = newMessageId();
+        const id = randomId();
         await helloRefused(
           ctx,
           helloText(id, { subscription_id: sub.id, capacity: 1 }, extra),
@@ -148,7 +150,7 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       for (const capacity of [CAPACITY.min - 1, CAPACITY.max + 1, 1.5, '1', null]) {
-        const id = newMessageId();
+        const id = randomId();
         await helloRefused(
           ctx,
           helloText(id, { subscription_id: sub.id, capacity }),
@@ -157,7 +159,7 @@ export const sessionCases: ConformanceCase[] = [
           ['INVALID_ARGUMENT'],
         );
       }
-      const id = newMessageId();
+      const id = randomId();
       await helloRefused(ctx, helloText(id, { subscription_id: sub.id }), id, 'hello without capacity', ['INVALID_ARGUMENT']);
       const { welcome } = await ctx.bind(sub.id, CAPACITY.max);
       ctx.equal(welcome.body.capacity, CAPACITY.max, `capacity ${CAPACITY.max} accepted`);
@@ -189,7 +191,7 @@ export const sessionCases: ConformanceCase[] = [
     seed: ['s7-13', 's7-6'],
     async run(ctx: CaseContext) {
       const conn = await ctx.connect();
-      const id = conn.send('events.hello', { subscription_id: randomHex(), capacity: 1 });
+      const id = conn.send('events.hello', { subscription_id: randomId(), capacity: 1 });
       ctx.expectFrameError(await conn.reply(id, ctx.replyMs), 'NOT_FOUND', 'hello for an unknown subscription');
       await ctx.expectClosed(conn, ctx.replyMs, 'hello for an unknown subscription');
     },
@@ -217,7 +219,7 @@ export const sessionCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      conn.sendText(pingText(randomHex()));
+      conn.sendText(pingText(randomId()));
       await expectPolicyClose(ctx, conn, 'a ping with another session_id');
     },
   }),
@@ -242,7 +244,7 @@ export const sessionCases: ConformanceCase[] = [
     seed: ['s7-9'],
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      const id = newMessageId();
+      const id = randomId();
       for (const make of [
         (_s: string) => `{${VERSION},`,
         (s: string) => `{${VERSION},"type":"events.ping","message_id":"${id}","session_id":"${s}","body":{},"body":{}}`,
@@ -410,7 +412,7 @@ export const sessionCases: ConformanceCase[] = [
         const m: Record<string, string> = {
           protocol_version: JSON.stringify(PROTOCOL_VERSION),
           type: '"events.ping"',
-          message_id: `"${newMessageId()}"`,
+          message_id: `"${randomId()}"`,
           session_id: `"${conn.sessionId}"`,
           body: '{}',
         };

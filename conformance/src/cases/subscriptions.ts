@@ -10,7 +10,8 @@ import { type ConformanceCase, defineCase } from '../case.ts';
 import { CheckFailure } from '../errors.ts';
 import type { CaseContext } from '../context.ts';
 import type { HttpResponse } from '../http.ts';
-import { listAll, postCreate, postRetire, randomHex, TYPE_ORDER } from './helpers.ts';
+import { randomId } from '../ids.ts';
+import { listAll, postCreate, postRetire, TYPE_ORDER } from './helpers.ts';
 
 function ordered(ctx: CaseContext, items: Subscription[], what: string): void {
   for (let i = 1; i < items.length; i++) {
@@ -263,7 +264,7 @@ export const subscriptionCases: ConformanceCase[] = [
     seed: ['s1-6'],
     async run(ctx: CaseContext) {
       ctx.expectOneOf(
-        await postCreate(ctx, ctx.subscriptionBody({ queue_id: randomHex() })),
+        await postCreate(ctx, ctx.subscriptionBody({ queue_id: randomId() })),
         ['NOT_FOUND', 'PERMISSION_DENIED'],
         'create on an unknown queue',
       );
@@ -275,7 +276,7 @@ export const subscriptionCases: ConformanceCase[] = [
         );
       }
       ctx.expectOneOf(
-        await ctx.get('full', `/v1/subscriptions?queue_id=${randomHex()}`),
+        await ctx.get('full', `/v1/subscriptions?queue_id=${randomId()}`),
         ['NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_ARGUMENT'],
         'list an unknown queue',
       );
@@ -469,7 +470,7 @@ export const subscriptionCases: ConformanceCase[] = [
         ['types', ['task.failed']],
         ['from_sequence', '0'],
         ['queue_id', ctx.queue],
-        ['credential_id', randomHex()],
+        ['credential_id', randomId()],
       ] as const) {
         const res = await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
           expected_revision: '1',
