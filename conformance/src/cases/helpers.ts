@@ -18,12 +18,14 @@ import {
   type WelcomeFrame,
 } from '@orbit/generated';
 import { encodeBase64url, LEASE_SECRET_BYTES, UINT64_MAX as UINT64_MAX_VALUE } from '@orbit/spec/codec';
+import { PROTOCOL_VERSION } from '@orbit/spec/protocol';
 import type { Role, Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
 import { CheckFailure } from '../errors.ts';
 import type { HttpResponse } from '../http.ts';
 import type { EventType, PublishedEvent } from '../publisher.ts';
 import type { Received } from '../frames.ts';
+import { randomId } from '../ids.ts';
 import type { EventConnection } from '../ws.ts';
 
 /** The fixed order of `Subscription.types` (spec/rules.md#s2-15; the order is spec/README.md's). */
@@ -173,4 +175,23 @@ export function tamper(text: string): string {
   const c = text[i]!;
   const replacement = c === 'A' ? 'B' : c === '0' ? '1' : /[a-z]/.test(c) ? (c === 'a' ? 'b' : 'a') : 'A';
   return text.slice(0, i) + replacement + text.slice(i + 1);
+}
+
+/** The `protocol_version` member of a raw frame text. */
+export const VERSION_MEMBER = `"protocol_version":${JSON.stringify(PROTOCOL_VERSION)}`;
+
+/** The text of an events.ping naming `sessionId`. */
+export function pingText(sessionId: string | null, messageId = randomId()): string {
+  return JSON.stringify({
+    protocol_version: PROTOCOL_VERSION,
+    type: 'events.ping',
+    message_id: messageId,
+    session_id: sessionId,
+    body: {},
+  });
+}
+
+/** Expects the server to close `conn` with 1008 (policy violation, spec/rules.md#s7-9). */
+export async function expectPolicyClose(ctx: CaseContext, conn: EventConnection, what: string): Promise<void> {
+  await ctx.expectClosed(conn, ctx.replyMs, what, [1008]);
 }
