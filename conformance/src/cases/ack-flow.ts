@@ -12,6 +12,16 @@ import { isDeliver } from '../frames.ts';
 import { randomId } from '../ids.ts';
 import { describeEvents, leased } from './helpers.ts';
 
+/** Whether `got` holds exactly the events of `expected`, in any order. */
+function sameEvents(got: ReadonlyArray<{ readonly id: string }>, expected: ReadonlyArray<{ readonly id: string }>): boolean {
+  const ids = (events: ReadonlyArray<{ readonly id: string }>) =>
+    events
+      .map((e) => e.id)
+      .sort()
+      .join();
+  return ids(got) === ids(expected);
+}
+
 export const ackFlowCases: ConformanceCase[] = [
   defineCase({
     id: 'ack.capacity-respected',
@@ -82,10 +92,7 @@ export const ackFlowCases: ConformanceCase[] = [
       const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
       const got = frames.map((f) => f.body.event);
       ctx.check(
-        got
-          .map((e) => e.id)
-          .sort()
-          .join() === [failed.id, review.id].sort().join(),
+        sameEvents(got, [failed, review]),
         `delivered ${describeEvents(got)}; expected ${describeEvents([failed, review])} (subscribed to task.failed and task.needs_review)`,
       );
       const extra = await conn.poll((f) => isDeliver(f) && !frames.some((g) => g.body.delivery.id === f.body.delivery.id), ctx.quietMs);
@@ -129,10 +136,7 @@ export const ackFlowCases: ConformanceCase[] = [
       const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
       const got = frames.map((f) => f.body.event);
       ctx.check(
-        got
-          .map((e) => e.id)
-          .sort()
-          .join() === [review.id, done.id].sort().join(),
+        sameEvents(got, [review, done]),
         `delivered ${describeEvents(got)}; expected both results of task ${task}: ${describeEvents([review, done])}`,
       );
       ctx.check(frames[0]!.body.delivery.id !== frames[1]!.body.delivery.id, 'both results share one delivery');
