@@ -62,15 +62,13 @@ export async function createSubscription(
 ): Promise<string> {
   const principal = await store.authenticate(token);
   if (!principal) throw new Error('bench credential did not authenticate');
-  const receipt = await store.createSubscription(
-    principal,
-    `bench-${input.name}-${randomBytes(6).toString('hex')}`,
-    randomBytes(32).toString('hex'),
-    input,
-  );
-  const data = receipt.data as { subscription?: { id: string } };
-  if (receipt.status !== 201 || !data.subscription) throw new Error(`subscription not created: ${JSON.stringify(receipt)}`);
-  return data.subscription.id;
+  const written = await store.createSubscription(principal, input, {
+    key: `bench-${input.name}-${randomBytes(6).toString('hex')}`,
+    digest: randomBytes(32).toString('hex'),
+    render: () => ({ status: 201, body: '{}' }),
+  });
+  if (written.replayed) throw new Error('a fresh bench subscription key was replayed');
+  return written.value.id;
 }
 
 export interface OrbitProcess {

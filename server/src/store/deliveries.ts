@@ -3,14 +3,15 @@
  * Delivery history, detail and manual retry (seed §4). Listing is an operator's view, not a
  * consistent snapshot; detail never exposes a lease secret or digest.
  */
+import type { RetryDeliveryRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
 import { retry as retryDelivery, type Delivery, type DeliveryState } from '../domain/delivery.ts';
 import type { PageCursors } from '../domain/page-cursor.ts';
 import { MAX_ATTEMPT_BUDGET } from '../domain/subscription.ts';
 import { audit } from './audit.ts';
-import { idempotent, type Receipt } from './idempotency.ts';
+import { idempotent, scopeOf, type WriteKey, type Written } from './idempotency.ts';
 import type { Principal } from './principal.ts';
-import { DELIVERY_COLUMNS, deliveryJson, eventJson, toDelivery } from './records.ts';
+import { DELIVERY_COLUMNS, toDelivery, type ResultRecord } from './records.ts';
 import { resultBySequence } from './results.ts';
 import { num, PHRASES, type Database, type Sql } from './sql.ts';
 import { newestFirst, type Page } from './paging.ts';
@@ -21,7 +22,7 @@ export async function listDeliveries(
   cursors: PageCursors,
   principal: Principal,
   args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string },
-): Promise<Page<Record<string, unknown>>> {
+): Promise<Page<Delivery>> {
   await ownedSubscription(db, principal, args.subscriptionId);
   return newestFirst(db, cursors, {
     scope: `deliveries|${principal.namespaceId}|${principal.credentialId}|${args.subscriptionId}|${args.state ?? '*'}`,
@@ -31,7 +32,6 @@ export async function listDeliveries(
     limit: args.limit,
     cursor: args.cursor,
     toRecord: toDelivery,
-    toJson: deliveryJson,
   });
 }
 
@@ -49,30 +49,23 @@ export async function getDelivery(
   principal: Principal,
   subscriptionId: string,
   deliveryId: string,
-): Promise<Record<string, unknown>> {
+): Promise<{ delivery: Delivery; event: ResultRecord }> {
   await ownedSubscription(db, principal, subscriptionId);
   const delivery = await loadDelivery(db, subscriptionId, deliveryId);
   const event = await resultBySequence(db, delivery.sequence);
   if (!event) throw new OrbitError('EVENT_HISTORY_EXPIRED', 'the event of this acknowledged delivery was removed by retention');
-  return { delivery: deliveryJson(delivery), event: eventJson(event) };
-}
-
-export interface RetryInput {
-  readonly expected_revision: string;
-  readonly reason: string;
-  readonly additional_attempts: number;
+  return { delivery, event };
 }
 
 export async function retryExpiredDelivery(
   db: Database,
   principal: Principal,
   ids: { subscriptionId: string; deliveryId: string },
-  key: string,
-  digest: string,
-  input: RetryInput,
-): Promise<Receipt> {
-  const scope = { credentialId: principal.credentialId, scope: `retry:${ids.subscriptionId}:${ids.deliveryId}`, key, digest };
-  return idempotent(db, scope, async (tx) => {
+  input: RetryDeliveryRequest,
+  write: WriteKey<Delivery>,
+): Promise<Written<Delivery>> {
+  const scope = scopeOf(principal.credentialId, `retry:${ids.subscriptionId}:${ids.deliveryId}`, write);
+  return idempotent(db, scope, write.render, async (tx) => {
     const subscription = await ownedSubscription(tx, principal, ids.subscriptionId, true);
     if (subscription.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is retired');
     const current = await loadDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
@@ -101,6 +94,6 @@ export async function retryExpiredDelivery(
       detail: { additional_attempts: input.additional_attempts, attempt_budget: next.attemptBudget },
       now,
     });
-    return { status: 200, data: { delivery: deliveryJson(next) } };
+    return { value: next };
   });
 }

@@ -3,26 +3,18 @@
  * Subscription operations of the management API (seed §2–§3, brief decision 4). Each write runs in
  * one transaction with its idempotency receipt and its audit record.
  */
+import type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
 import { newId } from '../crypto.ts';
 import type { PageCursors } from '../domain/page-cursor.ts';
 import { effectiveMaxAttempts, effectiveMaxPending, normalizeTypes, SUBSCRIPTION_LIMIT } from '../domain/subscription.ts';
 import { audit } from './audit.ts';
-import { idempotent, type IdempotencyScope, type Receipt } from './idempotency.ts';
+import { idempotent, scopeOf, type WriteKey, type Written } from './idempotency.ts';
 import type { Principal } from './principal.ts';
-import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, subscriptionJson, toSubscription, type SubscriptionRecord } from './records.ts';
+import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, toSubscription, type SubscriptionRecord } from './records.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
 import { certifiedLock, num, PHRASES, type Database, type Sql } from './sql.ts';
-
-export interface CreateSubscriptionInput {
-  readonly name: string;
-  readonly queue_id: string;
-  readonly types?: readonly string[];
-  readonly from_sequence?: string | null;
-  readonly max_pending?: number;
-  readonly max_attempts?: number;
-}
 
 /** Loads a subscription the principal owns, or throws NOT_FOUND (another credential's looks absent). */
 export async function ownedSubscription(db: Sql, principal: Principal, id: string, lock = false): Promise<SubscriptionRecord> {
@@ -40,20 +32,15 @@ export async function requireQueue(db: Sql, principal: Principal, queueId: strin
   if (!row) throw new OrbitError('NOT_FOUND', 'queue not found');
 }
 
-function withScope(principal: Principal, scope: string, key: string, digest: string): IdempotencyScope {
-  return { credentialId: principal.credentialId, scope, key, digest };
-}
-
 export async function createSubscription(
   db: Database,
   principal: Principal,
-  key: string,
-  digest: string,
-  input: CreateSubscriptionInput,
+  input: CreateSubscriptionRequest,
+  write: WriteKey<SubscriptionRecord>,
   now: number,
-): Promise<Receipt> {
+): Promise<Written<SubscriptionRecord>> {
   await requireQueue(db, principal, input.queue_id);
-  return idempotent(db, withScope(principal, 'subscriptions.create', key, digest), async (tx) => {
+  return idempotent(db, scopeOf(principal.credentialId, 'subscriptions.create', write), write.render, async (tx) => {
     // The namespace row serializes creations, so the limit and the name check cannot race.
     await tx.all(`SELECT id FROM namespaces WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [principal.namespaceId]);
     await certifiedLock(tx, 'namespaces', [principal.namespaceId]);
@@ -127,7 +114,7 @@ export async function createSubscription(
       detail: { from_sequence: from.toString() },
       now,
     });
-    return { status: 201, data: { subscription: subscriptionJson(record) } };
+    return { value: record };
   });
 }
 
@@ -136,7 +123,7 @@ export async function listSubscriptions(
   cursors: PageCursors,
   principal: Principal,
   args: { queueId: string; limit: number; cursor?: string },
-): Promise<Page<Record<string, unknown>>> {
+): Promise<Page<SubscriptionRecord>> {
   await requireQueue(db, principal, args.queueId);
   return newestFirst(db, cursors, {
     scope: `subscriptions|${principal.namespaceId}|${principal.credentialId}|${args.queueId}`,
@@ -146,14 +133,7 @@ export async function listSubscriptions(
     limit: args.limit,
     cursor: args.cursor,
     toRecord: toSubscription,
-    toJson: subscriptionJson,
   });
-}
-
-export interface ConfigureInput {
-  readonly expected_revision: string;
-  readonly enabled: boolean;
-  readonly reason: string;
 }
 
 function requireRevision(current: bigint, expected: string, what: string): void {
@@ -164,12 +144,11 @@ export async function configureSubscription(
   db: Database,
   principal: Principal,
   id: string,
-  key: string,
-  digest: string,
-  input: ConfigureInput,
+  input: ConfigureSubscriptionRequest,
+  write: WriteKey<SubscriptionRecord>,
   now: number,
-): Promise<Receipt> {
-  return idempotent(db, withScope(principal, `configure:${id}`, key, digest), async (tx) => {
+): Promise<Written<SubscriptionRecord>> {
+  return idempotent(db, scopeOf(principal.credentialId, `configure:${id}`, write), write.render, async (tx) => {
     const current = await ownedSubscription(tx, principal, id, true);
     if (current.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is retired');
     requireRevision(current.revision, input.expected_revision, 'subscription');
@@ -189,25 +168,19 @@ export async function configureSubscription(
       detail: { enabled: input.enabled },
       now,
     });
-    return { status: 200, data: { subscription: subscriptionJson({ ...current, enabled: input.enabled, revision, updatedAt: now }) } };
+    return { value: { ...current, enabled: input.enabled, revision, updatedAt: now } };
   });
-}
-
-export interface RetireInput {
-  readonly expected_revision: string;
-  readonly reason: string;
 }
 
 export async function retireSubscription(
   db: Database,
   principal: Principal,
   id: string,
-  key: string,
-  digest: string,
-  input: RetireInput,
+  input: RetireSubscriptionRequest,
+  write: WriteKey<SubscriptionRecord>,
   now: number,
-): Promise<Receipt> {
-  return idempotent(db, withScope(principal, `retire:${id}`, key, digest), async (tx) => {
+): Promise<Written<SubscriptionRecord>> {
+  return idempotent(db, scopeOf(principal.credentialId, `retire:${id}`, write), write.render, async (tx) => {
     const current = await ownedSubscription(tx, principal, id, true);
     if (current.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is already retired');
     requireRevision(current.revision, input.expected_revision, 'subscription');
@@ -246,6 +219,6 @@ export async function retireSubscription(
       now,
     });
     const retired: SubscriptionRecord = { ...current, enabled: false, revision, updatedAt: now, retiredAt: now, retiredSequence: head };
-    return { status: 200, data: { subscription: subscriptionJson(retired) } };
+    return { value: retired };
   });
 }
