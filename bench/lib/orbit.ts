@@ -7,12 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { loadSettings } from '../../server/src/config.ts';
-import { startServer, type RunningServer } from '../../server/src/server.ts';
-import type { Store } from '../../server/src/store/store.ts';
-import type { BootstrapResult } from '../../server/src/store/principal.ts';
-import { freshDatabase as testDatabase, type TestDatabase } from '../../server/test/harness.ts';
-import { serveOrbit } from '../../server/test/processes.ts';
+import { type BootstrapResult, loadSettings, type RunningServer, startServer, type Store } from '@orbit/server';
+import { ALL_PERMISSIONS, freshDatabase as testDatabase, serveOrbit, type TestDatabase } from '@orbit/testing';
 import { withTimeout } from './util.ts';
 
 export type StoreKind = 'mysql' | 'sqlite';
@@ -47,8 +43,6 @@ export async function startInProcess(
   });
   return { server, errors };
 }
-
-export const ALL_PERMISSIONS = ['events:manage', 'events:read', 'events:consume', 'results:publish'];
 
 export function bootstrap(store: Store, namespace: string, queues: string[] = ['q'], application = 'bench-app'): Promise<BootstrapResult> {
   return store.bootstrap({ namespace, application, queues, permissions: ALL_PERMISSIONS });

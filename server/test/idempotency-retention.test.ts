@@ -15,8 +15,7 @@ import { publishAll } from '../src/store/publish.ts';
 import { Store, type Principal, type ResultInput } from '../src/store/store.ts';
 import { eventJson } from '../src/wire/json.ts';
 import { writeKey, writtenAnswer } from '../src/wire/receipts.ts';
-import { api, eventually, freshDatabase, startTestServer, STORES, type TestServer } from './harness.ts';
-import { runOrbit } from './processes.ts';
+import { api, eventually, freshDatabase, runOrbit, startTestServer, STORES, type TestServer } from '@orbit/testing';
 
 const TASK = '66666666666666666666666666666666';
 

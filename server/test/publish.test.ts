@@ -11,7 +11,7 @@ import type { Principal } from '../src/store/principal.ts';
 import { Store, type ResultInput } from '../src/store/store.ts';
 import { eventJson } from '../src/wire/json.ts';
 import { writeKey, writtenAnswer } from '../src/wire/receipts.ts';
-import { freshDatabase, STORES, type TestDatabase } from './harness.ts';
+import { freshDatabase, STORES, type TestDatabase } from '@orbit/testing';
 
 const hex32 = (): string => randomBytes(16).toString('hex');
 
