@@ -4,6 +4,7 @@
  * consistent snapshot; detail never exposes a lease secret or digest.
  */
 import { OrbitError } from '@orbit/spec/errors';
+import { orThrow } from '../domain/decision.ts';
 import { retry as retryDelivery, type Delivery, type DeliveryState } from '../domain/delivery.ts';
 import type { PageCursors } from '../domain/page-cursor.ts';
 import { MAX_ATTEMPT_BUDGET } from '../domain/subscription.ts';
@@ -82,8 +83,7 @@ export async function retryExpiredDelivery(
     if (current.revision !== BigInt(input.expected_revision)) {
       throw new OrbitError('STATE_CONFLICT', `delivery revision is ${current.revision}, not ${input.expected_revision}`);
     }
-    const next = retryDelivery(current, input.additional_attempts, now, MAX_ATTEMPT_BUDGET);
-    if ('conflict' in next) throw new OrbitError('STATE_CONFLICT', next.conflict);
+    const next = orThrow(retryDelivery(current, input.additional_attempts, now, MAX_ATTEMPT_BUDGET));
     await tx.run('UPDATE deliveries SET state = ?, attempt_budget = ?, available_at = ?, revision = ? WHERE id = ?', [
       next.state,
       next.attemptBudget,
