@@ -17,6 +17,7 @@ import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../http/
 import type { Principal, Store } from '../store/store.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
+import { redeliveryPolicy } from '../domain/delivery.ts';
 import { Batcher } from '../store/batcher.ts';
 import { ClaimPool } from './scheduler.ts';
 import { ACCESS_MAX_STALENESS_MS, AccessView } from './access.ts';
@@ -110,6 +111,7 @@ export class EventGateway {
       node: this.registered,
       acks: new Batcher((requests) => store.acknowledgeAll(requests)),
       settings,
+      policy: redeliveryPolicy(settings),
       log,
       ...(hooks ? { hooks } : {}),
     };

@@ -6,7 +6,7 @@
 import { trustedRawJson } from '@orbit/spec/codec';
 import type { Delivery, DeliveryState } from '../domain/delivery.ts';
 import { TASK_STATE, type EventType } from '../domain/subscription.ts';
-import { big, num, numOrNull, type Row } from './sql.ts';
+import { big, num, numOrNull, pendingState, type Row } from './sql.ts';
 
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -40,7 +40,7 @@ export const SUBSCRIPTION_COLUMNS =
  * What a subscription read selects: the stored columns and `pending_count`, derived from the
  * deliveries that are not ACKED. Deriving it keeps ACKs off the subscription row, the hottest row.
  */
-export const SUBSCRIPTION_SELECT = `${SUBSCRIPTION_COLUMNS}, (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = subscriptions.id AND d.state IN ('PENDING', 'LEASED', 'EXPIRED')) AS pending_count`;
+export const SUBSCRIPTION_SELECT = `${SUBSCRIPTION_COLUMNS}, (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = subscriptions.id AND ${pendingState('d.state')}) AS pending_count`;
 
 export function toSubscription(row: Row): SubscriptionRecord {
   return {

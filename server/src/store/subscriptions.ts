@@ -13,7 +13,7 @@ import type { Principal } from './principal.ts';
 import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, subscriptionJson, toSubscription, type SubscriptionRecord } from './records.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
-import { certifiedLock, num, PHRASES, type Database, type Sql } from './sql.ts';
+import { certifiedLock, num, pendingState, PHRASES, type Database, type Sql } from './sql.ts';
 
 export interface CreateSubscriptionInput {
   readonly name: string;
@@ -211,10 +211,7 @@ export async function retireSubscription(
     const current = await ownedSubscription(tx, principal, id, true);
     if (current.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is already retired');
     requireRevision(current.revision, input.expected_revision, 'subscription');
-    const [open] = await tx.all(
-      "SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state IN ('PENDING', 'LEASED', 'EXPIRED')",
-      [id],
-    );
+    const [open] = await tx.all(`SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND ${pendingState('state')}`, [id]);
     if (num(open!.n) > 0) throw new OrbitError('STATE_CONFLICT', `${num(open!.n)} deliveries are not acknowledged yet`);
     const { head, boundary } = await logPosition(tx);
     // A subscription whose cursor fell behind the retention boundary can never be drained (its
