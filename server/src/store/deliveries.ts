@@ -1,13 +1,14 @@
 /**
  * @module
- * Delivery history, detail and manual retry (seed §4). Listing is an operator's view, not a
- * consistent snapshot; detail never exposes a lease secret or digest.
+ * Delivery history, detail and manual retry (spec/rules.md#s4-1 to #s4-28; the retry is decided by
+ * `decideRetry`). Listing is an operator's view, not a consistent snapshot; detail never exposes a
+ * lease secret or digest.
  */
+import type { RetryDeliveryRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
 import { orThrow } from '../domain/decision.ts';
-import { retry as retryDelivery, type Delivery, type DeliveryState } from '../domain/delivery.ts';
+import { decideRetry, type Delivery, type DeliveryState } from '../domain/delivery.ts';
 import type { PageCursors } from '../domain/page-cursor.ts';
-import { MAX_ATTEMPT_BUDGET } from '../domain/subscription.ts';
 import { audit } from './audit.ts';
 import { idempotent, type Receipt } from './idempotency.ts';
 import type { Principal } from './principal.ts';
@@ -36,13 +37,13 @@ export async function listDeliveries(
   });
 }
 
-async function loadDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery> {
+/** The subscription's delivery with that id, or null: a delivery of another subscription is never found. */
+async function findDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery | null> {
   const [row] = await db.all(
     `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${lock ? PHRASES[db.dialect].forUpdate : ''}`,
     [deliveryId, subscriptionId],
   );
-  if (!row) throw new OrbitError('NOT_FOUND', 'delivery not found');
-  return toDelivery(row);
+  return row ? toDelivery(row) : null;
 }
 
 export async function getDelivery(
@@ -52,17 +53,14 @@ export async function getDelivery(
   deliveryId: string,
 ): Promise<Record<string, unknown>> {
   await ownedSubscription(db, principal, subscriptionId);
-  const delivery = await loadDelivery(db, subscriptionId, deliveryId);
+  const delivery = await findDelivery(db, subscriptionId, deliveryId);
+  if (!delivery) throw new OrbitError('NOT_FOUND', 'delivery not found');
   const event = await resultBySequence(db, delivery.sequence);
   if (!event) throw new OrbitError('EVENT_HISTORY_EXPIRED', 'the event of this acknowledged delivery was removed by retention');
   return { delivery: deliveryJson(delivery), event: eventJson(event) };
 }
 
-export interface RetryInput {
-  readonly expected_revision: string;
-  readonly reason: string;
-  readonly additional_attempts: number;
-}
+export type RetryInput = RetryDeliveryRequest;
 
 export async function retryExpiredDelivery(
   db: Database,
@@ -75,15 +73,11 @@ export async function retryExpiredDelivery(
   const scope = { credentialId: principal.credentialId, scope: `retry:${ids.subscriptionId}:${ids.deliveryId}`, key, digest };
   return idempotent(db, scope, async (tx) => {
     const subscription = await ownedSubscription(tx, principal, ids.subscriptionId, true);
-    if (subscription.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is retired');
-    const current = await loadDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
+    const delivery = await findDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
     // available_at is compared with the database's clock by claims: set it with that clock.
     const [clock] = await tx.all(`SELECT ${PHRASES[tx.dialect].nowMs} AS now`);
     const now = num(clock!.now);
-    if (current.revision !== BigInt(input.expected_revision)) {
-      throw new OrbitError('STATE_CONFLICT', `delivery revision is ${current.revision}, not ${input.expected_revision}`);
-    }
-    const next = orThrow(retryDelivery(current, input.additional_attempts, now, MAX_ATTEMPT_BUDGET));
+    const next = orThrow(decideRetry({ subscription, delivery, now }, input));
     await tx.run('UPDATE deliveries SET state = ?, attempt_budget = ?, available_at = ?, revision = ? WHERE id = ?', [
       next.state,
       next.attemptBudget,

@@ -5,31 +5,11 @@
  */
 import { trustedRawJson } from '@orbit/spec/codec';
 import type { Delivery, DeliveryState } from '../domain/delivery.ts';
-import { TASK_STATE, type EventType } from '../domain/subscription.ts';
+import { TASK_STATE, type EventType, type SubscriptionRecord } from '../domain/subscription.ts';
 import { big, num, numOrNull, pendingState, type Row } from './sql.ts';
 
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
-}
-
-export interface SubscriptionRecord {
-  readonly id: string;
-  readonly namespaceId: string;
-  readonly applicationId: string;
-  readonly credentialId: string;
-  readonly queueId: string;
-  readonly name: string;
-  readonly revision: bigint;
-  readonly enabled: boolean;
-  readonly types: string[];
-  readonly cursorSequence: bigint;
-  readonly pendingCount: number;
-  readonly maxPending: number;
-  readonly maxAttempts: number;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  readonly retiredAt: number | null;
-  readonly retiredSequence: bigint | null;
 }
 
 /** Stored columns, in insert order. */
