@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { runningServerConfig, SERVER_ENV } from '../conformance/test/target.ts';
-import { freePort } from '../server/test/processes.ts';
+import { freePort } from '@orbit/testing';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const WORKSPACES = ['spec', 'generated', 'server', 'client', 'conformance'] as const;

@@ -4,6 +4,7 @@ import type { components } from "./openapi.ts";
 export type * from "./events.ts";
 export type { paths, components, operations } from "./openapi.ts";
 export * from "./validators.js";
+export * from "./fields.ts";
 
 // The schemas of openapi.yaml#/components/schemas, by name.
 export type CreateSubscriptionRequest = components["schemas"]["CreateSubscriptionRequest"];

@@ -20,7 +20,6 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { findPid, machineInfo } from '../bench/lib/machine.ts';
-import { redactDatabaseUrl } from '../server/src/store/sql.ts';
 import type { Timing } from '../bench/lib/measure.ts';
 import { freshDatabase, MYSQL_ROOT, type BenchDatabase, type StoreKind } from '../bench/lib/orbit.ts';
 import { PAYLOAD_BYTES } from '../bench/lib/payload.ts';
@@ -555,8 +554,7 @@ async function main(): Promise<void> {
   } finally {
     await consumer.stop();
     await publisher.stop();
-    for (const db of databases)
-      await db.drop().catch((error: unknown) => log(`could not drop ${redactDatabaseUrl(db.url)}: ${String(error)}`));
+    for (const db of databases) await db.drop().catch((error: unknown) => log(`could not drop ${db.name}: ${String(error)}`));
   }
 }
 

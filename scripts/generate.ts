@@ -18,6 +18,7 @@
  *   index.ts         re-exports everything, plus one type alias per API component schema
  *   api.md           the API reference for users, one section per resource (api-reference.ts)
  *   asyncapi.yaml    the AsyncAPI 3.0 document of orbit.events.v1 (asyncapi.ts)
+ *   fields.ts        patterns, permissions, uint64 members and raw-JSON paths of the contract (fields.ts)
  *
  * The OpenAPI lint is not part of generation: `npm run lint:openapi`.
  */
@@ -32,6 +33,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import { renderApiReference } from './api-reference.ts';
 import { generateAsyncApi } from './asyncapi.ts';
 import { checkMigrations } from './db-generate.ts';
+import { generateFields } from './fields.ts';
 import { checkPages } from './doc-snippets.ts';
 import { runAsScript } from './script-main.ts';
 
@@ -46,6 +48,7 @@ export const GENERATED_FILES = [
   'index.ts',
   'api.md',
   'asyncapi.yaml',
+  'fields.ts',
 ] as const;
 export type GeneratedFile = (typeof GENERATED_FILES)[number];
 export type GeneratedOutput = Record<GeneratedFile, string>;
@@ -377,6 +380,8 @@ export function generateValidators(spec: Spec, typeNames: Map<string, string>): 
     allErrors: false,
     code: { source: true, esm: true, lines: true },
   });
+  // An annotation for code generation (fields.ts), not a validation keyword.
+  ajv.addKeyword('x-orbit-raw-json');
   ajv.addSchema(clone(spec.events) as never);
   ajv.addSchema(components as never);
   const refs: Record<string, string> = {};
@@ -415,6 +420,7 @@ function generateIndex(spec: Spec, typeNames: Map<string, string>): string {
     'export type * from "./events.ts";',
     'export type { paths, components, operations } from "./openapi.ts";',
     'export * from "./validators.js";',
+    'export * from "./fields.ts";',
     '',
     '// The schemas of openapi.yaml#/components/schemas, by name.',
     ...aliases,
@@ -436,6 +442,7 @@ export async function generate(specDir: string): Promise<GeneratedOutput> {
     'validators.d.ts': validators.dts,
     'index.ts': generateIndex(spec, events.typeNames),
     'api.md': renderApiReference(spec.openapi as Parameters<typeof renderApiReference>[0]),
+    'fields.ts': generateFields(HEADER, spec.events as never, spec.openapi as never),
     'asyncapi.yaml': `${HEADER.replace(/^\/\//, '#')}\n${YAML.stringify(generateAsyncApi(spec.events, spec.openapi), { lineWidth: 0 })}`,
   };
 }

@@ -1,5 +1,6 @@
 /**
- * The manifests of the published packages are honest: every package a shipped module imports is
+ * The manifests of the published packages (and of the private testing workspace, whose every
+ * module counts as shipped) are honest: every package a shipped module imports is
  * declared (a workspace package at the workspace's exact version, a third-party one with a caret
  * range, a database driver of an Inbox entry as an optional peer), and nothing is declared that no
  * shipped module imports (type-only packages aside). The install in the consumer test cannot show
@@ -12,14 +13,15 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-const WORKSPACES = ['spec', 'generated', 'server', 'client', 'conformance'] as const;
+const WORKSPACES = ['spec', 'generated', 'server', 'client', 'conformance', 'testing'] as const;
 /** Packages that only supply types of a declared package's public declarations. */
 const TYPES_ONLY = /^@types\//;
 
 interface Manifest {
   name: string;
   version: string;
-  files: string[];
+  private?: boolean;
+  files?: string[];
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
@@ -27,9 +29,13 @@ interface Manifest {
 
 const manifest = (dir: string): Manifest => JSON.parse(readFileSync(join(REPO, dir, 'package.json'), 'utf8'));
 
-/** The TypeScript and JavaScript modules a package ships (its `files`, tests and test helpers excluded). */
+/**
+ * The TypeScript and JavaScript modules a package ships (its `files`, tests and test helpers
+ * excluded); a private workspace is never packed, so all of its `src/`.
+ */
 function shippedModules(dir: string): string[] {
-  const { files } = manifest(dir);
+  const pkg = manifest(dir);
+  const files = pkg.private ? ['src'] : (pkg.files ?? []);
   const excluded = files.filter((f) => f.startsWith('!')).map((f) => f.slice(1));
   const isExcluded = (path: string) =>
     excluded.some((pattern) =>

@@ -7,12 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { loadSettings } from '../../server/src/config.ts';
-import { startServer, type RunningServer } from '../../server/src/server.ts';
-import type { Store } from '../../server/src/store/store.ts';
-import type { BootstrapResult } from '../../server/src/store/principal.ts';
-import { freshDatabase as testDatabase, type TestDatabase } from '../../server/test/harness.ts';
-import { serveOrbit } from '../../server/test/processes.ts';
+import { type BootstrapResult, loadSettings, type RunningServer, startServer, type Store } from '@orbit/server';
+import { ALL_PERMISSIONS, freshDatabase as testDatabase, serveOrbit, type TestDatabase } from '@orbit/testing';
 import { withTimeout } from './util.ts';
 
 export type StoreKind = 'mysql' | 'sqlite';
@@ -48,8 +44,6 @@ export async function startInProcess(
   return { server, errors };
 }
 
-export const ALL_PERMISSIONS = ['events:manage', 'events:read', 'events:consume', 'results:publish'];
-
 export function bootstrap(store: Store, namespace: string, queues: string[] = ['q'], application = 'bench-app'): Promise<BootstrapResult> {
   return store.bootstrap({ namespace, application, queues, permissions: ALL_PERMISSIONS });
 }
@@ -62,15 +56,13 @@ export async function createSubscription(
 ): Promise<string> {
   const principal = await store.authenticate(token);
   if (!principal) throw new Error('bench credential did not authenticate');
-  const receipt = await store.createSubscription(
-    principal,
-    `bench-${input.name}-${randomBytes(6).toString('hex')}`,
-    randomBytes(32).toString('hex'),
-    input,
-  );
-  const data = receipt.data as { subscription?: { id: string } };
-  if (receipt.status !== 201 || !data.subscription) throw new Error(`subscription not created: ${JSON.stringify(receipt)}`);
-  return data.subscription.id;
+  const written = await store.createSubscription(principal, input, {
+    key: `bench-${input.name}-${randomBytes(6).toString('hex')}`,
+    digest: randomBytes(32).toString('hex'),
+    render: () => ({ status: 201, body: '{}' }),
+  });
+  if (written.replayed) throw new Error('a fresh bench subscription key was replayed');
+  return written.value.id;
 }
 
 export interface OrbitProcess {

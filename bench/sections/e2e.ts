@@ -9,8 +9,7 @@
  * Each run uses a fresh namespace, queue and subscription(s) (max_pending 1000, so a 16 × 32
  * window is never capped by the default backlog limit of 100) in one database per store.
  */
-import type { RunningServer } from '../../server/src/server.ts';
-import type { ResultInput } from '../../server/src/store/store.ts';
+import type { ResultInput, RunningServer } from '@orbit/server';
 import { RawJson } from '@orbit/spec/codec';
 import mysql from 'mysql2/promise';
 import { mysqlCounters } from '../lib/machine.ts';

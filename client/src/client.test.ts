@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { OrbitError } from '@orbit/spec/errors';
 import { createClient, newIdempotencyKey, type ClientOptions } from './client.ts';
 import { OrbitTransportError } from './errors.ts';
-import { id } from './test-support.ts';
+import { id } from '../test/fakes.ts';
 
 const REQUEST_ID = 'a'.repeat(32);
 const SUB_ID = 'b'.repeat(32);

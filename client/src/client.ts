@@ -32,8 +32,9 @@ import {
 } from '@orbit/generated';
 import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
 import { OrbitTransportError, invalidArgument, serverError } from './errors.ts';
-import { eventRawPaths, isId, readDocument, type ResultEvent, type Validator } from './wire.ts';
+import { isId, rawPaths, readDocument, type ResultEvent } from './wire.ts';
 import type { OrbitError } from '@orbit/spec/errors';
+import { PATTERNS, type Validator } from '@orbit/generated';
 
 export type {
   ConfigureSubscriptionRequest,
@@ -156,12 +157,11 @@ interface Operation {
   readonly query?: ReadonlyArray<readonly [string, string | number | undefined]>;
   readonly key?: string;
   readonly body?: unknown;
-  readonly validate: Validator;
+  readonly validate: Validator<unknown>;
   readonly okStatus: readonly number[];
   readonly raw?: string[][];
 }
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 /** The longest Retry-After the client honours (s); longer values are capped. */
 const MAX_RETRY_AFTER_S = 60;
@@ -172,7 +172,7 @@ function checkId(what: string, value: unknown): string {
 }
 
 function checkKey(key: unknown): string {
-  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+  if (typeof key !== 'string' || !PATTERNS.idempotencyKey.test(key)) {
     throw invalidArgument('the Idempotency-Key must be 1–255 visible ASCII characters, persisted by the caller before the call');
   }
   return key;
@@ -386,7 +386,7 @@ export class OrbitClient {
         path: `/v1/subscriptions/${checkId('subscription id', id)}/deliveries/${checkId('delivery id', deliveryId)}`,
         validate: validateDeliveryDetailEnvelope,
         okStatus: [200],
-        raw: eventRawPaths(['data', 'event']),
+        raw: rawPaths('DeliveryDetail', ['data']),
       },
       options,
     );
@@ -427,7 +427,7 @@ export class OrbitClient {
         body,
         validate: validatePublishResultEnvelope,
         okStatus: [200, 201],
-        raw: eventRawPaths(['data', 'event']),
+        raw: rawPaths('PublishResultResponse', ['data']),
       },
       options,
     );

@@ -12,7 +12,7 @@ import { OrbitError } from '@orbit/spec/errors';
 import { closedError, ConnectionClosedError, OrbitTransportError } from './errors.ts';
 import { createEventConsumer, type ConsumerEvent, type EventConsumer, type EventConsumerOptions, type EventStream } from './consumer.ts';
 import { SqliteInbox } from './inbox/sqlite.ts';
-import { fakeDelivery, FakeStream, id } from './test-support.ts';
+import { fakeDelivery, FakeStream, id } from '../test/fakes.ts';
 import type Database from 'better-sqlite3';
 
 const SUB = id();

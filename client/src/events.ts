@@ -24,7 +24,7 @@ import {
 import { ERROR_TABLE, type OrbitError } from '@orbit/spec/errors';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
 import { ConnectionClosedError, OrbitTransportError, closedError, invalidArgument, serverError } from './errors.ts';
-import { eventRawPaths, isId, readDocument, type ResultEvent } from './wire.ts';
+import { isId, rawPaths, readDocument, type ResultEvent } from './wire.ts';
 
 /** What proves the right to acknowledge one delivery: kept byte for byte until the server answers. */
 export interface AckProof {
@@ -111,7 +111,7 @@ function checkProof(proof: AckProof): void {
     throw invalidArgument('proof.lease_secret must be the canonical base64url of 32 bytes');
 }
 
-const RAW_PATHS = eventRawPaths(['body', 'event']);
+const RAW_PATHS = rawPaths('serverFrame');
 
 /**
  * An open, bound event connection. Iterate it (once) for deliveries; `ack` and `ping` may be

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { encodeBase64url, isRawJson } from '@orbit/spec/codec';
 import { validateServerFrame } from '@orbit/generated';
 import { backoffDelay, resolveBackoff } from './backoff.ts';
-import { beyondSchema, eventRawPaths, readDocument } from './wire.ts';
+import { beyondSchema, rawPaths, readDocument } from './wire.ts';
 import { fromBigInt, toBigInt } from './uint64.ts';
 import { connectUrl } from './events.ts';
 import deliverExample from '../../spec/examples/ws.deliver.json' with { type: 'json' };
@@ -17,7 +17,7 @@ const deliverText = JSON.stringify(deliverExample);
 describe('wire checks', () => {
   it('MUST accept the seed’s event.deliver example and keep details and result raw', () => {
     const withResult = deliverText.replace('"effect_uncertain":false', '"effect_uncertain":false,"result":98765432109876543210987');
-    const read = readDocument<any>(withResult, validateServerFrame, eventRawPaths(['body', 'event']));
+    const read = readDocument<any>(withResult, validateServerFrame, rawPaths('serverFrame'));
     expect(read.ok).toBe(true);
     if (!read.ok) return;
     expect(isRawJson(read.value.body.event.details)).toBe(true);
@@ -26,13 +26,13 @@ describe('wire checks', () => {
 
   it('MUST refuse a uint64 above 2^64-1 anywhere, and a lease secret with non-zero unused bits', () => {
     const tooBig = deliverText.replace('"lease_epoch":"1"', '"lease_epoch":"18446744073709551616"');
-    expect(readDocument(tooBig, validateServerFrame, eventRawPaths(['body', 'event']))).toMatchObject({ ok: false });
+    expect(readDocument(tooBig, validateServerFrame, rawPaths('serverFrame'))).toMatchObject({ ok: false });
     const max = deliverText.replace('"lease_epoch":"1"', '"lease_epoch":"18446744073709551615"');
-    expect(readDocument(max, validateServerFrame, eventRawPaths(['body', 'event']))).toMatchObject({ ok: true });
+    expect(readDocument(max, validateServerFrame, rawPaths('serverFrame'))).toMatchObject({ ok: true });
     const badSecret = deliverText.replace(/"lease_secret":"[^"]+"/, `"lease_secret":"${'A'.repeat(42)}B"`);
     expect(readDocument(badSecret, validateServerFrame)).toMatchObject({ ok: false });
     const arrayDetails = deliverText.replace(/"details":\{[^}]*\}/, '"details":[1]');
-    expect(readDocument(arrayDetails, validateServerFrame, eventRawPaths(['body', 'event']))).toMatchObject({ ok: false });
+    expect(readDocument(arrayDetails, validateServerFrame, rawPaths('serverFrame'))).toMatchObject({ ok: false });
     const duplicate = deliverText.replace('"type":"event.deliver"', '"type":"event.deliver","type":"event.deliver"');
     expect(readDocument(duplicate, validateServerFrame)).toMatchObject({ ok: false });
   });

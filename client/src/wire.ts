@@ -7,6 +7,7 @@
  */
 import { isCanonicalBase64url, isCanonicalUint64, isRawJson, parseStrict, LEASE_SECRET_BYTES, type RawJson } from '@orbit/spec/codec';
 import type { EventDelivery, ResultEvent as WireResultEvent, ResultSnapshot, Subscription } from '@orbit/generated';
+import { PATTERNS, RAW_JSON_PATHS, UINT64_MEMBERS, type Validator } from '@orbit/generated';
 
 /** The immutable task snapshot of a result event; `result` is the exact JSON text that was published. */
 export interface ResultEventSnapshot extends Omit<ResultSnapshot, 'result'> {
@@ -25,32 +26,10 @@ export interface ResultEvent extends Omit<WireResultEvent, 'details' | 'snapshot
 
 export type { EventDelivery, Subscription };
 
-/** A validator generated from spec/ (a type guard with ajv's `errors`). */
-export interface Validator {
-  (data: unknown): boolean;
-  errors?: ReadonlyArray<{ instancePath?: string; message?: string }> | null;
+/** Where a document of `schema` keeps members as exact JSON text, below `prefix` (an envelope's `data`). */
+export function rawPaths(schema: keyof typeof RAW_JSON_PATHS, prefix: readonly string[] = []): string[][] {
+  return RAW_JSON_PATHS[schema].map((path) => [...prefix, ...path]);
 }
-
-/** Where a document keeps the raw parts of a result event (`prefix` is the path of the event). */
-export function eventRawPaths(prefix: readonly string[]): string[][] {
-  return [
-    [...prefix, 'snapshot', 'result'],
-    [...prefix, 'details'],
-  ];
-}
-
-/** Member names whose string values are uint64 counters or versions everywhere in the contract. */
-const UINT64_KEYS = new Set([
-  'revision',
-  'cursor_sequence',
-  'retired_sequence',
-  'sequence',
-  'lease_epoch',
-  'aggregate_revision',
-  'epoch',
-  'from_sequence',
-  'task_revision',
-]);
 
 /**
  * Finds a contract rule the generated validator cannot check in an already validated value:
@@ -68,7 +47,7 @@ export function beyondSchema(value: unknown, path = ''): string | null {
   }
   for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
     const at = `${path}/${key}`;
-    if (UINT64_KEYS.has(key) && typeof member === 'string' && !isCanonicalUint64(member)) return `${at} is not a uint64 in range`;
+    if (UINT64_MEMBERS.has(key) && typeof member === 'string' && !isCanonicalUint64(member)) return `${at} is not a uint64 in range`;
     if (key === 'lease_secret' && typeof member === 'string' && !isCanonicalBase64url(member, LEASE_SECRET_BYTES))
       return `${at} is not canonical base64url of 32 bytes`;
     if (key === 'details' && isRawJson(member) && !member.text.trimStart().startsWith('{')) return `${at} must be an object`;
@@ -81,7 +60,11 @@ export function beyondSchema(value: unknown, path = ''): string | null {
 export type ReadResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly problem: string };
 
 /** Strict parse, validate, check the rules beyond the schema. Never throws. */
-export function readDocument<T>(text: string, validator: Validator, raw: ReadonlyArray<ReadonlyArray<string>> = []): ReadResult<T> {
+export function readDocument<T>(
+  text: string,
+  validator: Validator<unknown>,
+  raw: ReadonlyArray<ReadonlyArray<string>> = [],
+): ReadResult<T> {
   let value: unknown;
   try {
     value = parseStrict(text, raw.length > 0 ? { raw } : undefined);
@@ -97,9 +80,7 @@ export function readDocument<T>(text: string, validator: Validator, raw: Readonl
   return { ok: true, value: value as T };
 }
 
-const ID = /^[0-9a-f]{32}$/;
-
 /** Whether `value` is a contract id: 32 lower-case hexadecimal characters. */
 export function isId(value: unknown): value is string {
-  return typeof value === 'string' && ID.test(value);
+  return typeof value === 'string' && PATTERNS.id.test(value);
 }

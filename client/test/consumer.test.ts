@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import type { PoolConnection } from 'mysql2/promise';
-import { eventually, freshDatabase, MYSQL_ROOT, startTestServer, STORES } from '../../server/test/harness.ts';
+import { eventually, freshDatabase, MYSQL_ROOT, startTestServer, STORES } from '@orbit/testing';
 import {
   connectEvents,
   createClient,

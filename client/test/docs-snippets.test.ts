@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES } from '../../server/test/harness.ts';
+import { STORES } from '@orbit/testing';
 import { id, key, name, setup, type Setup } from './support.ts';
 
 const SNIPPETS = fileURLToPath(new URL('../examples/snippets/', import.meta.url));

@@ -5,7 +5,7 @@
  * of the management client (list, detail, manual retry).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, STORES } from '../../server/test/harness.ts';
+import { eventually, STORES } from '@orbit/testing';
 import {
   connectEvents,
   ConnectionClosedError,

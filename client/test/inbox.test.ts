@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import type { PoolConnection } from 'mysql2/promise';
-import { MYSQL_ROOT } from '../../server/test/harness.ts';
+import { MYSQL_ROOT } from '@orbit/testing';
 import { MysqlInbox } from '../src/inbox/mysql.ts';
 import { SqliteInbox } from '../src/inbox/sqlite.ts';
 import { inboxSuite } from './inbox-suite.ts';

@@ -9,12 +9,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '../../server/src/store/store.ts';
-import { api, eventually, freshDatabase, type TestDatabase } from '../../server/test/harness.ts';
-import { freePort, spawnServer, type ServerProcess } from '../../server/test/processes.ts';
+import { Store } from '@orbit/server';
+import { api, eventually, freePort, freshDatabase, type ServerProcess, spawnServer, TASK, type TestDatabase } from '@orbit/testing';
 
 const RESULTS = 2000;
-const TASK = '66666666666666666666666666666666';
 const CONSUMER = fileURLToPath(new URL('../examples/consume-results.ts', import.meta.url));
 const SERVER_ENV = { ORBIT_LEASE_DURATION_MS: '1500', ORBIT_POLL_INTERVAL_MS: '50' };
 

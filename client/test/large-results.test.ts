@@ -10,7 +10,7 @@
  *    limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES } from '../../server/test/harness.ts';
+import { STORES } from '@orbit/testing';
 import { connectEvents, MAX_FRAME_BYTES, type OrbitError, RawJson } from '../src/index.ts';
 import { id, key, name, setup, type Setup } from './support.ts';
 

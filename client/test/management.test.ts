@@ -4,7 +4,7 @@
  * whose answer was lost, with the same Idempotency-Key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES } from '../../server/test/harness.ts';
+import { STORES } from '@orbit/testing';
 import { createClient, OrbitError, OrbitTransportError, RawJson, toBigInt, type OrbitClient } from '../src/index.ts';
 import { id, key, name, CuttingProxy, setup, type Setup } from './support.ts';
 

@@ -1,10 +1,10 @@
 /**
- * Integration-test helpers for the SDK: a real server on either store (through the server's test
- * harness), and a TCP proxy that can cut connections, used to prove retries and reconnects.
+ * Integration-test helpers for the SDK: a real server on either store (through @orbit/testing),
+ * and a TCP proxy that can cut connections, used to prove retries and reconnects.
  */
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { startTestServer, type StoreKind, type TestServer } from '../../server/test/harness.ts';
+import { startTestServer, type StoreKind, type TestServer } from '@orbit/testing';
 import { createClient, type OrbitClient } from '../src/index.ts';
 
 export interface Setup {

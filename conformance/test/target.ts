@@ -1,5 +1,5 @@
 /**
- * Test support: our own server (in process, through server/test/harness.ts) as a conformance
+ * Test support: our own server (in process, through @orbit/testing) as a conformance
  * target, with one credential per role, the timings the suite is told about, and a RunEnvironment
  * that points at it (or at a proxy in front of it).
  */
@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseConfig, ROLES, type Role, type RunEnvironment, type SuiteConfig } from '../src/index.ts';
 import { BOOTSTRAP_PLAN } from '../src/setup.ts';
-import { startTestServer, type StoreKind, type TestServer } from '../../server/test/harness.ts';
+import { startTestServer, type StoreKind, type TestServer } from '@orbit/testing';
 
 /** Server settings shortened so that expiry cases take about a second. */
 export const SERVER_ENV: Record<string, string> = {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimContext } from '../src/store/claims.ts';
 import { SUBSCRIPTION_SELECT } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
-import { freshDatabase, type TestDatabase } from './harness.ts';
+import { freshDatabase, type TestDatabase } from '@orbit/testing';
 
 const hex32 = (): string => randomBytes(16).toString('hex');
 

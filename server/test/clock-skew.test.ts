@@ -8,9 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
-import { api, freshDatabase, STORES, type TestDatabase } from './harness.ts';
-import { ORBIT_BIN, serveOrbit, type OrbitProcess } from './processes.ts';
-import { TestSocket } from './ws-client.ts';
+import { api, freshDatabase, ORBIT_BIN, type OrbitProcess, serveOrbit, STORES, type TestDatabase, TestSocket } from '@orbit/testing';
 
 const SKEWED_CLOCK = fileURLToPath(new URL('./fixtures/skewed-clock.mjs', import.meta.url));
 const LEASE_MS = 4000;

@@ -7,10 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
 import { crossNodeViews } from './cluster-views.ts';
-import { subscribe } from './fixtures.ts';
-import { api, eventually, freshDatabase, startTestServer, STORES, type TestServer } from './harness.ts';
+import { api, eventually, freshDatabase, startTestServer, STORES, subscribe, type TestServer, TestSocket } from '@orbit/testing';
 import { sample, scrape } from './metrics-scrape.ts';
-import { TestSocket } from './ws-client.ts';
 
 const TASK = '99999999999999999999999999999999';
 

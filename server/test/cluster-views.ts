@@ -8,11 +8,8 @@
  */
 import { expect } from 'vitest';
 import type { Store } from '../src/store/store.ts';
-import { subscribe } from './fixtures.ts';
-import { api, eventually } from './harness.ts';
+import { api, eventually, type ServerProcess, spawnServer, subscribe, TestSocket } from '@orbit/testing';
 import { sample, scrape } from './metrics-scrape.ts';
-import { spawnServer, type ServerProcess } from './processes.ts';
-import { TestSocket } from './ws-client.ts';
 
 export const NODE_TTL_MS = 1500;
 const ENV = {

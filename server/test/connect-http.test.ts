@@ -5,7 +5,7 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, startTestServer, STORES, type TestServer } from './harness.ts';
+import { api, startTestServer, STORES, type TestServer } from '@orbit/testing';
 
 describe.each(STORES)('plain HTTP on the connect path on %s', (kind) => {
   let server: TestServer;

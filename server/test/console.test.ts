@@ -26,8 +26,7 @@ import { CONSOLE_CSP, consoleRoutes } from '../src/console/routes.ts';
 import { createOrbit, type Orbit } from '../src/server.ts';
 import type { BootstrapResult } from '../src/store/principal.ts';
 import { Store } from '../src/store/store.ts';
-import { ALL_PERMISSIONS, api, eventually, freshDatabase, type TestDatabase } from './harness.ts';
-import { TestSocket } from './ws-client.ts';
+import { ALL_PERMISSIONS, api, eventually, freshDatabase, type TestDatabase, TestSocket } from '@orbit/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 // Screenshots go to docs/images only when asked (ORBIT_UPDATE_SCREENSHOTS=1), so a test run never

@@ -7,9 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/crypto.ts';
 import type { BootstrapResult } from '../src/store/principal.ts';
-import { subscribe } from './fixtures.ts';
-import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
-import { runOrbit, type CliRun } from './processes.ts';
+import { api, type CliRun, eventually, runOrbit, startTestServer, STORES, subscribe, type TestServer } from '@orbit/testing';
 
 describe.each(STORES)('orbit credentials on %s', (kind) => {
   let server: TestServer;

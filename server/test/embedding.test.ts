@@ -15,8 +15,7 @@ import WebSocket from 'ws';
 import { parse } from 'yaml';
 import { ALL_CASES, parseKnownFailing } from '../../conformance/src/index.ts';
 import { runningServerConfig, SERVER_ENV } from '../../conformance/test/target.ts';
-import { freshDatabase, startTestServer, STORES, type TestDatabase } from './harness.ts';
-import { cleanEnv, freePort, ORBIT_BIN } from './processes.ts';
+import { cleanEnv, freePort, freshDatabase, ORBIT_BIN, startTestServer, STORES, type TestDatabase } from '@orbit/testing';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const RECIPE = fileURLToPath(new URL('../examples/embed-in-hono.ts', import.meta.url));

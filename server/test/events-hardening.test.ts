@@ -8,9 +8,16 @@ import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startTestServer, STORES, type TestServer } from './harness.ts';
-import { publish as publishAt, subscribe as subscribeAt } from './fixtures.ts';
-import { messageId, TestSocket } from './ws-client.ts';
+import {
+  eventually,
+  messageId,
+  publish as publishAt,
+  startTestServer,
+  STORES,
+  subscribe as subscribeAt,
+  type TestServer,
+  TestSocket,
+} from '@orbit/testing';
 
 /** One raw HTTP exchange: the status line and headers of what the server answers, then close. */
 function rawUpgrade(url: string, headers: Record<string, string>): Promise<number> {

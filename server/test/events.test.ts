@@ -3,9 +3,18 @@
  * checked against the generated serverFrame validator by TestSocket.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
-import { configure as configureAt, publish as publishAt, subscribe as subscribeAt, TASK } from './fixtures.ts';
-import { TestSocket } from './ws-client.ts';
+import {
+  api,
+  configure as configureAt,
+  eventually,
+  publish as publishAt,
+  startTestServer,
+  STORES,
+  subscribe as subscribeAt,
+  TASK,
+  type TestServer,
+  TestSocket,
+} from '@orbit/testing';
 
 // The suite's own servers are TestServers; the shared fixtures take a base URL.
 const publish = (server: TestServer, token: string, queueId: string, n = 1, type = 'task.succeeded') =>

@@ -9,8 +9,17 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isRawJson } from '@orbit/spec/codec';
 import type { BootstrapResult } from '../src/store/principal.ts';
-import { ALL_PERMISSIONS, api, eventually, STORES, startTestServer, type ApiResponse, type TestServer } from './harness.ts';
-import { TestSocket, type Frame } from './ws-client.ts';
+import {
+  ALL_PERMISSIONS,
+  api,
+  type ApiResponse,
+  eventually,
+  type Frame,
+  startTestServer,
+  STORES,
+  type TestServer,
+  TestSocket,
+} from '@orbit/testing';
 
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
 const hex32 = (): string => randomBytes(16).toString('hex');

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../src/store/principal.ts';
-import { api, STORES, startTestServer, type ApiResponse, type TestServer } from './harness.ts';
+import { api, type ApiResponse, startTestServer, STORES, type TestServer } from '@orbit/testing';
 
 const NUM_RUNS = 60;
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;

@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseStrict } from '@orbit/spec/codec';
 import { validateErrorEnvelope } from '@orbit/generated';
 import type { BootstrapResult } from '../src/store/principal.ts';
-import { ALL_PERMISSIONS, api, STORES, startTestServer, type ApiResponse, type TestServer } from './harness.ts';
-import { TestSocket } from './ws-client.ts';
+import { ALL_PERMISSIONS, api, type ApiResponse, startTestServer, STORES, type TestServer, TestSocket } from '@orbit/testing';
 
 const newKey = (): string => `key-${randomBytes(8).toString('hex')}`;
 const hex32 = (): string => randomBytes(16).toString('hex');

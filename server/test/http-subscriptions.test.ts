@@ -7,8 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BootstrapResult } from '../src/store/principal.ts';
-import { api, eventually, STORES, startTestServer, type ApiResponse, type TestServer } from './harness.ts';
-import { TestSocket } from './ws-client.ts';
+import { api, type ApiResponse, eventually, startTestServer, STORES, type TestServer, TestSocket } from '@orbit/testing';
 
 const ALL_TYPES = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'];
 

@@ -12,9 +12,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RawJson, stringify } from '@orbit/spec/codec';
 import { expireReceipts } from '../src/store/idempotency.ts';
 import { publishAll } from '../src/store/publish.ts';
-import { Store } from '../src/store/store.ts';
-import { api, eventually, freshDatabase, startTestServer, STORES, type TestServer } from './harness.ts';
-import { runOrbit } from './processes.ts';
+import { Store, type Principal, type ResultInput } from '../src/store/store.ts';
+import { eventJson } from '../src/wire/json.ts';
+import { writeKey, writtenAnswer } from '../src/wire/receipts.ts';
+import { api, eventually, freshDatabase, runOrbit, startTestServer, STORES, type TestServer } from '@orbit/testing';
 
 const TASK = '66666666666666666666666666666666';
 
@@ -89,6 +90,11 @@ describe.each(STORES)('idempotency receipts on %s', (kind) => {
   });
 });
 
+/** Publishes through `node` as the HTTP route does, and answers with the route's status and data. */
+const render = writeKey('', '', 201, (event: Parameters<typeof eventJson>[0]) => ({ event: eventJson(event) })).render;
+const publishVia = (node: Store) => (who: Principal, _queue: string, key: string, digest: string, input: ResultInput) =>
+  node.publishResult(who, input, { key, digest, render }).then(writtenAnswer);
+
 describe.each(STORES)('receipt expiry and publish receipts in the store on %s', (kind) => {
   it('MUST delete only receipts older than the cutoff, oldest first, in batches that say when more are waiting', async () => {
     const database = await freshDatabase(kind);
@@ -98,7 +104,7 @@ describe.each(STORES)('receipt expiry and publish receipts in the store on %s', 
       const principal = (await store.authenticate(boot.token))!;
       const queueId = boot.queue_ids.q!;
       for (let i = 0; i < 5; i++)
-        await store.publishResult(principal, queueId, `k${i}`, `d${i}`, { queueId, type: 'task.failed', taskId: TASK, taskRevision: '1' });
+        await publishVia(store)(principal, queueId, `k${i}`, `d${i}`, { queueId, type: 'task.failed', taskId: TASK, taskRevision: '1' });
       // Receipt k<i> was created at 1000 + i.
       for (let i = 0; i < 5; i++)
         await store.db.run('UPDATE idempotency_records SET created_at = ? WHERE idem_key = ?', [1000 + i, `k${i}`]);
@@ -133,8 +139,8 @@ describe.each(STORES)('receipt expiry and publish receipts in the store on %s', 
       });
       const answers = await Promise.all(
         Array.from({ length: 40 }, (_, i) => [
-          store.publishResult(principal, queueId, `race-${i}`, `d${i}`, input(i)),
-          other.publishResult(principal, queueId, `race-${i}`, `d${i}`, input(i)),
+          publishVia(store)(principal, queueId, `race-${i}`, `d${i}`, input(i)),
+          publishVia(other)(principal, queueId, `race-${i}`, `d${i}`, input(i)),
         ]).flat(),
       );
       const sequenceOf = new Map(
@@ -165,6 +171,7 @@ describe.each(STORES)('receipt expiry and publish receipts in the store on %s', 
         const request = (key: string) => ({
           scope: { credentialId: boot.credential_id, scope: `publish:${queueId}`, key, digest: `d-${key}` },
           input: { queueId, type: 'task.succeeded' as const, taskId: TASK, taskRevision: '1' },
+          render,
         });
         let commit!: () => void;
         const holding = new Promise<void>((resolve) => (commit = resolve));
@@ -193,9 +200,11 @@ describe.each(STORES)('receipt expiry and publish receipts in the store on %s', 
         commit();
         await otherNode;
         const [taken, fresh] = await group;
-        expect(taken).toMatchObject({ receipt: { status: 200 } });
-        expect(fresh).toMatchObject({ receipt: { status: 201 } });
-        const { event } = JSON.parse(stringify((fresh as { receipt: { data: unknown } }).receipt.data)) as { event: { sequence: string } };
+        expect(taken).toMatchObject({ written: { replayed: true } });
+        expect(fresh).toMatchObject({ written: { replayed: false, answer: { status: 201 } } });
+        const { event } = JSON.parse((fresh as { written: { answer: { body: string } } }).written.answer.body) as {
+          event: { sequence: string };
+        };
         const [row] = await store.db.all("SELECT sequence FROM idempotency_records WHERE idem_key = 'fresh'");
         expect(String(row!.sequence)).toBe(event.sequence);
       } finally {

@@ -6,7 +6,7 @@
 import { expect } from 'vitest';
 import { migrationsFor } from '../src/store/migrations.ts';
 import type { Dialect } from '../src/store/sql.ts';
-import { runOrbit } from './processes.ts';
+import { runOrbit } from '@orbit/testing';
 
 export async function migrateTogether(urls: readonly string[], dialect: Dialect): Promise<void> {
   const tags = migrationsFor(dialect).map((m) => m.tag);

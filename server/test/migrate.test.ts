@@ -14,7 +14,7 @@ import { Store } from '../src/store/store.ts';
 import * as mysqlTables from '../src/store/tables/mysql.ts';
 import * as sqliteTables from '../src/store/tables/sqlite.ts';
 import { ORBIT_MIGRATIONS, PRE_DRIZZLE } from './fixtures/pre-drizzle-schema.ts';
-import { freshDatabase, STORES, type StoreKind, type TestDatabase } from './harness.ts';
+import { freshDatabase, type StoreKind, STORES, type TestDatabase } from '@orbit/testing';
 import { migrateTogether } from './migrate-together.ts';
 
 const NAMESPACE = '77777777777777777777777777777777';

@@ -5,9 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
-import { api, eventually, freshDatabase, type TestDatabase } from './harness.ts';
-import { spawnServer, type ServerProcess } from './processes.ts';
-import { TestSocket } from './ws-client.ts';
+import { api, eventually, freshDatabase, type ServerProcess, spawnServer, type TestDatabase, TestSocket } from '@orbit/testing';
 
 const RESULTS = 5000;
 const TASK = '66666666666666666666666666666666';

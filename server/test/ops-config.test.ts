@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SETTING_NAMES, settingsMarkdown } from '../src/config.ts';
 import { METRICS } from '../src/ops/metrics.ts';
-import { api, freshDatabase, STORES } from './harness.ts';
-import { freePort, runOrbit, serveOrbit } from './processes.ts';
+import { api, freePort, freshDatabase, runOrbit, serveOrbit, STORES } from '@orbit/testing';
 
 let dir: string;
 

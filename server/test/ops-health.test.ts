@@ -4,7 +4,7 @@
  * servers, both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { api, startTestServer, STORES, type TestServer } from './harness.ts';
+import { api, startTestServer, STORES, type TestServer } from '@orbit/testing';
 
 describe.each(STORES)('health on %s', (kind) => {
   let server: TestServer | undefined;

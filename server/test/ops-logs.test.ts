@@ -7,10 +7,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/crypto.ts';
 import { Store } from '../src/store/store.ts';
-import { ALL_PERMISSIONS, api, freshDatabase, STORES, type TestDatabase } from './harness.ts';
-import { publish, subscribe } from './fixtures.ts';
-import { serveOrbit, type OrbitProcess } from './processes.ts';
-import { TestSocket } from './ws-client.ts';
+import {
+  ALL_PERMISSIONS,
+  api,
+  freshDatabase,
+  type OrbitProcess,
+  publish,
+  serveOrbit,
+  STORES,
+  subscribe,
+  type TestDatabase,
+  TestSocket,
+} from '@orbit/testing';
 
 const METRICS_TOKEN = 'metrics-token-for-the-log-test-0001';
 

@@ -7,10 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '@orbit/generated';
 import { METRICS } from '../src/ops/metrics.ts';
-import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
+import { api, eventually, publish, startTestServer, STORES, subscribe, type TestServer, TestSocket } from '@orbit/testing';
 import { sample, scrape } from './metrics-scrape.ts';
-import { publish, subscribe } from './fixtures.ts';
-import { TestSocket } from './ws-client.ts';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
 

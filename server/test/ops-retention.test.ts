@@ -6,9 +6,7 @@
  * not ACKED is never deleted. Real servers, both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { api, eventually, startTestServer, STORES, type TestServer } from './harness.ts';
-import { publish, subscribe } from './fixtures.ts';
-import { TestSocket } from './ws-client.ts';
+import { api, eventually, publish, startTestServer, STORES, subscribe, type TestServer, TestSocket } from '@orbit/testing';
 
 describe.each(STORES)('periodic retention on %s', (kind) => {
   let server: TestServer | undefined;

@@ -9,10 +9,21 @@ import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
-import { ALL_PERMISSIONS, api, eventually, freshDatabase, STORES, type TestDatabase } from './harness.ts';
-import { deliveries, publish, subscribe, TASK } from './fixtures.ts';
-import { spawnServer, type ServerProcess } from './processes.ts';
-import { TestSocket } from './ws-client.ts';
+import {
+  ALL_PERMISSIONS,
+  api,
+  deliveries,
+  eventually,
+  freshDatabase,
+  publish,
+  type ServerProcess,
+  spawnServer,
+  STORES,
+  subscribe,
+  TASK,
+  type TestDatabase,
+  TestSocket,
+} from '@orbit/testing';
 
 /** A WebSocket client that completes the upgrade and then never answers the close handshake. */
 async function stuckClient(url: string, token: string): Promise<Socket> {

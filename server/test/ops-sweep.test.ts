@@ -5,9 +5,17 @@
  * a lease twice; claim-time recovery still works. Real servers, both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { eventually, startTestServer, STORES, type TestServer } from './harness.ts';
-import { configure, deliveries, publish, subscribe } from './fixtures.ts';
-import { TestSocket } from './ws-client.ts';
+import {
+  configure,
+  deliveries,
+  eventually,
+  publish,
+  startTestServer,
+  STORES,
+  subscribe,
+  type TestServer,
+  TestSocket,
+} from '@orbit/testing';
 
 const SWEEP_MS = 200;
 

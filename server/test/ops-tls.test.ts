@@ -8,9 +8,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parseStrict } from '@orbit/spec/codec';
-import { freshDatabase, startTestServer, STORES, type TestServer } from './harness.ts';
-import { selfSignedCertificate, TASK } from './fixtures.ts';
-import { serveOrbit } from './processes.ts';
+import { freshDatabase, selfSignedCertificate, serveOrbit, startTestServer, STORES, TASK, type TestServer } from '@orbit/testing';
 
 interface Answer {
   readonly status: number;

@@ -8,8 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
-import { freshDatabase, STORES, type TestDatabase } from './harness.ts';
-import { spawnServer, type ServerProcess } from './processes.ts';
+import { freshDatabase, type ServerProcess, spawnServer, STORES, type TestDatabase } from '@orbit/testing';
 
 const RESULTS = 600;
 const PUBLISHERS = 16;

@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrbitError } from '@orbit/spec/errors';
 import { RawJson, stringify } from '@orbit/spec/codec';
 import type { Principal } from '../src/store/principal.ts';
-import { Store } from '../src/store/store.ts';
-import { freshDatabase, STORES, type TestDatabase } from './harness.ts';
+import { Store, type ResultInput } from '../src/store/store.ts';
+import { eventJson } from '../src/wire/json.ts';
+import { writeKey, writtenAnswer } from '../src/wire/receipts.ts';
+import { freshDatabase, STORES, type TestDatabase } from '@orbit/testing';
 
 const hex32 = (): string => randomBytes(16).toString('hex');
 
@@ -30,6 +32,16 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
     await store?.close();
     await database?.drop();
   });
+
+  /** Publishes through `node` as the HTTP route does, and answers with the route's status and data. */
+  const publishVia = (node: Store) => (who: Principal, _queue: string, key: string, digest: string, input: ResultInput) =>
+    node
+      .publishResult(
+        who,
+        input,
+        writeKey(key, digest, 201, (event) => ({ event: eventJson(event) })),
+      )
+      .then(writtenAnswer);
 
   /** What the HTTP route hands the store: the digest stands for the request's canonical content. */
   const request = (key: string, content: string) =>
@@ -63,7 +75,7 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
         ...keys.slice(0, 40).map((key, i) => ({ key, content: `c${i}`, kind: 'repeat' as const })),
         ...keys.slice(40, 60).map((key) => ({ key, content: 'other', kind: 'conflict' as const })),
       ];
-      const settled = await Promise.allSettled(calls.map((c) => store.publishResult(...request(c.key, c.content))));
+      const settled = await Promise.allSettled(calls.map((c) => publishVia(store)(...request(c.key, c.content))));
 
       // Each publish first reads its queue, so calls reach the group in any order: per key, one
       // call appends (201) and fixes the content; the same content replays it, other content conflicts.
@@ -117,7 +129,7 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
     const before = await resultCount();
     const key = `same-${hex32()}`;
     const contents = ['a', 'a', 'b', 'a', 'b', 'a', 'a', 'b', 'a', 'a', 'b', 'a'];
-    const settled = await Promise.allSettled(contents.map((content) => store.publishResult(...request(key, content))));
+    const settled = await Promise.allSettled(contents.map((content) => publishVia(store)(...request(key, content))));
     expect(await resultCount()).toBe(before + 1);
     const statuses = settled.map((s) =>
       s.status === 'fulfilled' ? s.value.status : s.reason instanceof OrbitError ? s.reason.code : String(s.reason),
@@ -137,8 +149,8 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
         const before = await resultCount();
         const keys = Array.from({ length: 60 }, (_, i) => `race-${i}-${hex32()}`);
         const bothNodes = keys.flatMap((key, i) => [
-          store.publishResult(...request(key, `r${i}`)),
-          other.publishResult(...request(key, `r${i}`)),
+          publishVia(store)(...request(key, `r${i}`)),
+          publishVia(other)(...request(key, `r${i}`)),
         ]);
         const receipts = await Promise.all(bothNodes);
         expect(await resultCount()).toBe(before + keys.length);
@@ -160,7 +172,7 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
     const before = await resultCount();
     const receipts = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        store.publishResult(principal, queueId, `large-${i}-${hex32()}`, `digest-large-${i}`, {
+        publishVia(store)(principal, queueId, `large-${i}-${hex32()}`, `digest-large-${i}`, {
           queueId,
           type: 'task.failed',
           taskId: hex32(),

@@ -6,9 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
-import { api, freshDatabase, STORES, type TestDatabase } from './harness.ts';
-import { runOrbit, spawnServer, type ServerProcess } from './processes.ts';
-import { TestSocket } from './ws-client.ts';
+import { api, freshDatabase, runOrbit, type ServerProcess, spawnServer, STORES, type TestDatabase, TestSocket } from '@orbit/testing';
 
 describe.each(STORES)('revoking a credential served by two nodes on %s', (kind) => {
   let database: TestDatabase;

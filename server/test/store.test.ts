@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
 import { big } from '../src/store/sql.ts';
 import { migrationsFor } from '../src/store/migrations.ts';
-import { freshDatabase, STORES, type TestDatabase } from './harness.ts';
+import { freshDatabase, STORES, type TestDatabase } from '@orbit/testing';
 
 const TASK = '66666666666666666666666666666666';
 

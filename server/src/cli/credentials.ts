@@ -6,9 +6,10 @@
  */
 import { parseArgs } from 'node:util';
 import type { CredentialInfo } from '../store/principal.ts';
-import { iso } from '../store/records.ts';
+import { iso } from '../wire/json.ts';
 import { Store } from '../store/store.ts';
 import { UsageError } from './usage.ts';
+import { PATTERNS } from '@orbit/generated';
 
 type DatabaseUrl = (v: { database?: string | undefined; config?: string | undefined }) => string;
 
@@ -30,7 +31,6 @@ export const CREDENTIALS_USAGE = [
   .map(([command, what]) => (command!.length < 52 ? `${command!.padEnd(54)}${what}` : `${command}\n${' '.repeat(56)}${what}`))
   .join('\n  ');
 
-const ID = /^[0-9a-f]{32}$/;
 /** The longest grace period a rotation may give the old token: 30 days. */
 const MAX_GRACE_SECONDS = 30 * 24 * 3600;
 
@@ -39,7 +39,7 @@ const COMMON = { database: { type: 'string' }, config: { type: 'string' }, json:
 function credentialId(positionals: string[], command: string): string {
   if (positionals.length !== 1) throw new UsageError(`orbit credentials ${command} takes exactly one CREDENTIAL_ID`);
   const id = positionals[0]!;
-  if (!ID.test(id)) throw new UsageError(`CREDENTIAL_ID must be 32 lower-case hex characters, got "${id}"`);
+  if (!PATTERNS.id.test(id)) throw new UsageError(`CREDENTIAL_ID must be 32 lower-case hex characters, got "${id}"`);
   return id;
 }
 
@@ -55,7 +55,24 @@ async function withStore<T>(values: DatabaseOptions, databaseUrl: DatabaseUrl, b
 
 const unknown = (id: string) => new UsageError(`no credential ${id} in this database`, { showUsage: false });
 
-function table(credentials: readonly CredentialInfo[]): string {
+/** What `--json` prints for a credential: ids and names, times in UTC RFC 3339. */
+function credentialJson(c: CredentialInfo) {
+  return {
+    credential_id: c.credentialId,
+    namespace: c.namespace,
+    namespace_id: c.namespaceId,
+    application: c.application,
+    application_id: c.applicationId,
+    permissions: c.permissions,
+    queue_ids: c.queueIds,
+    created_at: iso(c.createdAt),
+    revoked_at: c.revokedAt === null ? null : iso(c.revokedAt),
+    previous_token_expires_at: c.previousTokenExpiresAt === null ? null : iso(c.previousTokenExpiresAt),
+  };
+}
+
+function table(records: readonly CredentialInfo[]): string {
+  const credentials = records.map(credentialJson);
   const header = ['ID', 'NAMESPACE', 'APPLICATION', 'PERMISSIONS', 'QUEUES', 'CREATED', 'REVOKED'];
   const rows = credentials.map((c) => [
     c.credential_id,
@@ -118,17 +135,23 @@ async function list(request: Extract<CredentialsRequest, { command: 'list' }>, d
     store.listCredentials(request.namespace === undefined ? {} : { namespace: request.namespace }),
   );
   if (credentials === null) throw new UsageError(`no namespace named "${request.namespace}" in this database`, { showUsage: false });
-  console.log(request.json ? JSON.stringify({ credentials }) : credentials.length === 0 ? '(no credentials)' : table(credentials));
+  console.log(
+    request.json
+      ? JSON.stringify({ credentials: credentials.map(credentialJson) })
+      : credentials.length === 0
+        ? '(no credentials)'
+        : table(credentials),
+  );
 }
 
 async function revoke({ id, json, where }: Extract<CredentialsRequest, { command: 'revoke' }>, databaseUrl: DatabaseUrl): Promise<void> {
   const outcome = await withStore(where, databaseUrl, async (store) => {
     const [found] = (await store.listCredentials({ id })) ?? [];
     if (!found) throw unknown(id);
-    if (found.revoked_at !== null) return { credential_id: id, revoked_at: found.revoked_at, already_revoked: true };
+    if (found.revokedAt !== null) return { credential_id: id, revoked_at: iso(found.revokedAt), already_revoked: true };
     await store.revokeCredential(id);
     const [now] = (await store.listCredentials({ id }))!;
-    return { credential_id: id, revoked_at: now!.revoked_at!, already_revoked: false };
+    return { credential_id: id, revoked_at: iso(now!.revokedAt!), already_revoked: false };
   });
   if (json) console.log(JSON.stringify(outcome));
   else

@@ -6,11 +6,10 @@
 import { parseArgs } from 'node:util';
 import { isCanonicalUint64, parseStrict, RawJson, stringify } from '@orbit/spec/codec';
 import { EVENT_TYPES, type EventType } from '../domain/subscription.ts';
-import { eventJson } from '../store/records.ts';
+import { eventJson } from '../wire/json.ts';
 import { Store } from '../store/store.ts';
 import { UsageError } from './usage.ts';
-
-const ID = /^[0-9a-f]{32}$/;
+import { PATTERNS } from '@orbit/generated';
 
 function jsonArgument(name: string, text: string): RawJson {
   try {
@@ -43,14 +42,15 @@ export async function publishCommand(
   });
   const queueId = values['queue-id'];
   const taskId = values['task-id'];
-  if (!queueId || !ID.test(queueId)) throw new UsageError('--queue-id must be 32 lower-case hex characters');
-  if (!taskId || !ID.test(taskId)) throw new UsageError('--task-id must be 32 lower-case hex characters');
+  if (!queueId || !PATTERNS.id.test(queueId)) throw new UsageError('--queue-id must be 32 lower-case hex characters');
+  if (!taskId || !PATTERNS.id.test(taskId)) throw new UsageError('--task-id must be 32 lower-case hex characters');
   if (!values.type || !(EVENT_TYPES as readonly string[]).includes(values.type)) {
     throw new UsageError(`--type must be one of ${EVENT_TYPES.join(', ')}`);
   }
   if (!isCanonicalUint64(values['task-revision'])) throw new UsageError('--task-revision must be a canonical uint64');
   const attempt = values['current-attempt-id'];
-  if (attempt !== undefined && !ID.test(attempt)) throw new UsageError('--current-attempt-id must be 32 lower-case hex characters');
+  if (attempt !== undefined && !PATTERNS.id.test(attempt))
+    throw new UsageError('--current-attempt-id must be 32 lower-case hex characters');
   const details = values.details === undefined ? undefined : jsonArgument('details', values.details);
   if (details && !details.text.startsWith('{')) throw new UsageError('--details must be a JSON object');
   const store = await Store.open(databaseUrl(values));

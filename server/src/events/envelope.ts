@@ -6,8 +6,8 @@
  */
 import { isCanonicalUint64, parseStrict } from '@orbit/spec/codec';
 import { validateClientFrame } from '@orbit/generated';
+import { PATTERNS } from '@orbit/generated';
 
-const ID = /^[0-9a-f]{32}$/;
 const ENVELOPE_KEYS: Readonly<Record<string, readonly string[]>> = {
   'events.hello': ['protocol_version', 'type', 'message_id', 'body'],
   'event.ack': ['protocol_version', 'type', 'message_id', 'session_id', 'body'],
@@ -37,7 +37,7 @@ export function readClientFrame(text: string, sessionId: string | null): Intake 
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { kind: 'close', reason: 'frame is not a JSON object' };
   const frame = value as Record<string, unknown>;
   const allowed = typeof frame.type === 'string' ? ENVELOPE_KEYS[frame.type] : undefined;
-  if (!allowed || frame.protocol_version !== '1' || typeof frame.message_id !== 'string' || !ID.test(frame.message_id)) {
+  if (!allowed || frame.protocol_version !== '1' || typeof frame.message_id !== 'string' || !PATTERNS.id.test(frame.message_id)) {
     return { kind: 'close', reason: 'invalid envelope' };
   }
   if (Object.keys(frame).some((k) => !allowed.includes(k)) || !allowed.every((k) => k in frame))

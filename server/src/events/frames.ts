@@ -7,7 +7,7 @@ import { stringify } from '@orbit/spec/codec';
 import type { ErrorCode } from '@orbit/spec/errors';
 import { newId } from '../crypto.ts';
 import type { Claimed } from '../store/claims.ts';
-import { deliveryJson, iso } from '../store/records.ts';
+import { deliveryJson, eventJson, iso } from '../wire/json.ts';
 
 function frame(type: string, fields: Record<string, unknown>): string {
   return stringify({ protocol_version: '1', type, message_id: newId(), ...fields });
@@ -42,7 +42,7 @@ export function welcomeFrame(args: {
 export function deliverFrame(sessionId: string, claimed: Claimed): string {
   return frame('event.deliver', {
     session_id: sessionId,
-    body: { delivery: deliveryJson(claimed.delivery), event: claimed.event, lease_secret: claimed.secret },
+    body: { delivery: deliveryJson(claimed.delivery), event: eventJson(claimed.event), lease_secret: claimed.secret },
   });
 }
 

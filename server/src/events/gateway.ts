@@ -12,8 +12,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { ERROR_TABLE, OrbitError } from '@orbit/spec/errors';
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
-import { authenticate, requirePermission } from '../http/auth.ts';
-import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../http/envelope.ts';
+import { authorize } from '../wire/auth.ts';
+import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../wire/envelope.ts';
 import type { Principal, Store } from '../store/store.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
@@ -278,8 +278,7 @@ export class EventGateway {
     socket.once('close', () => this.pending.delete(socket));
     let principal: Principal;
     try {
-      principal = await authenticate(this.store, request.headers.authorization);
-      requirePermission(principal, 'events:consume');
+      principal = await authorize(this.store, request.headers.authorization, 'ConnectEvents');
     } catch (error) {
       this.pending.delete(socket);
       return this.refuse(socket, toOrbitError(error));

@@ -5,15 +5,17 @@
  * file per resource.
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
+export type { AppEnv } from './context.ts';
 import { matchedRoutes } from 'hono/route';
 import { OrbitError } from '@orbit/spec/errors';
 import { digestsEqual, newId, sha256Hex } from '../crypto.ts';
 import type { Log } from '../ops/log.ts';
 import type { Readiness } from '../store/health.ts';
-import type { Principal, Store } from '../store/store.ts';
-import { authenticate, requirePermission } from './auth.ts';
+import type { Store } from '../store/store.ts';
+import { authorize } from '../wire/auth.ts';
+import { dataResponse, errorResponse, toOrbitError } from '../wire/envelope.ts';
 import { connectRoutes } from './connect.ts';
-import { dataResponse, errorResponse, toOrbitError } from './envelope.ts';
+import type { AppEnv, RouteContext } from './context.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { resultRoutes } from './results.ts';
 import { consoleRoutes } from '../console/routes.ts';
@@ -26,10 +28,6 @@ export interface HttpSettings {
   readonly requestTimeoutMs: number;
   /** A node silent for this long is gone: its sessions are no longer listed (default 15 s). */
   readonly nodeTtlMs?: number;
-}
-
-export interface AppEnv {
-  Variables: { requestId: string };
 }
 
 /** Serves `GET /metrics` (Prometheus text); `token` set means `Authorization: Bearer <token>` is required. */
@@ -166,26 +164,13 @@ export function createMetricsApp(settings: HttpSettings, endpoint: MetricsEndpoi
   return app;
 }
 
-/** What every route handler gets: the store and a way to authenticate with a permission. */
-export interface RouteContext {
-  readonly store: Store;
-  /** See `HttpSettings.nodeTtlMs`. */
-  readonly nodeTtlMs: number;
-  /** Authenticates the request's bearer token and checks the permission. */
-  principal(request: Request, permission: string): Promise<Principal>;
-}
-
 export function createHttpApp(store: Store, settings: HttpSettings, options: HttpOptions = {}): Hono<AppEnv> {
   const basePath = normalizeBasePath(options.basePath);
   const app = basePath === '' ? new Hono<AppEnv>() : new Hono<AppEnv>().basePath(basePath);
   const routes: RouteContext = {
     store,
     nodeTtlMs: settings.nodeTtlMs ?? 15_000,
-    async principal(request, permission) {
-      const principal = await authenticate(store, request.headers.get('authorization'));
-      requirePermission(principal, permission);
-      return principal;
-    },
+    authorize: (request, operation) => authorize(store, request.headers.get('authorization'), operation),
   };
 
   app.use('/*', envelopeMiddleware(settings, options, basePath));

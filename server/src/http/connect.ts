@@ -8,8 +8,8 @@
 import type { Hono } from 'hono';
 import { OrbitError } from '@orbit/spec/errors';
 import { SUBPROTOCOL } from '@orbit/spec/protocol';
-import type { AppEnv } from './app.ts';
-import { errorResponse } from './envelope.ts';
+import type { AppEnv } from './context.ts';
+import { errorResponse } from '../wire/envelope.ts';
 
 export function connectRoutes(app: Hono<AppEnv>): void {
   app.get('/v1/events/connect', (c) => {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Hono } from 'hono';
 import { parse } from 'yaml';
-import { envelopeHeaders } from './envelope.ts';
+import { envelopeHeaders } from '../wire/envelope.ts';
 import { noQuery } from './request.ts';
 
 export const OPENAPI_PATH = '/v1/openapi.json';

@@ -8,14 +8,10 @@ import { createHash } from 'node:crypto';
 import { isCanonicalUint64, isRawJson, parseStrict, StrictJsonError } from '@orbit/spec/codec';
 import { OrbitError } from '@orbit/spec/errors';
 import { MAX_BODY_BYTES } from '@orbit/spec/protocol';
+import { PATTERNS, RAW_JSON_PATHS, UINT64_MEMBERS, type Validator } from '@orbit/generated';
 
 /** How much of an oversized body is read and dropped before the connection is cut. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
-
-export interface Validator {
-  (data: unknown): boolean;
-  errors?: ReadonlyArray<{ instancePath: string; message?: string; params?: unknown }> | null;
-}
 
 function invalid(message: string): OrbitError {
   return new OrbitError('INVALID_ARGUMENT', message);
@@ -64,11 +60,18 @@ export function parseCursor(value: string | undefined): string | undefined {
   return value;
 }
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** Splits `{id}` or `{id}:{action}`; a malformed id names no resource. */
+export function parseTarget(target: string, actions: readonly string[]): { id: string; action: string | null } {
+  const colon = target.indexOf(':');
+  const id = colon < 0 ? target : target.slice(0, colon);
+  const action = colon < 0 ? null : target.slice(colon + 1);
+  if (!PATTERNS.id.test(id) || (action !== null && !actions.includes(action))) throw new OrbitError('NOT_FOUND', 'no such resource');
+  return { id, action };
+}
 
 export function idempotencyKey(header: string | undefined): string {
   if (header === undefined) throw invalid('the Idempotency-Key header is required on this request');
-  if (!IDEMPOTENCY_KEY.test(header)) throw invalid('the Idempotency-Key must be 1–255 visible ASCII characters');
+  if (!PATTERNS.idempotencyKey.test(header)) throw invalid('the Idempotency-Key must be 1–255 visible ASCII characters');
   return header;
 }
 
@@ -81,13 +84,14 @@ export interface ParsedBody<T> {
 }
 
 /**
- * Reads, parses and validates a JSON body. `raw` names fields kept as exact JSON text; `uint64`
- * names top-level fields that must be canonical uint64 strings (the range the schema cannot say).
+ * Reads, parses and validates a JSON body with the request schema's generated validator. The
+ * members the contract keeps as exact JSON text (`RAW_JSON_PATHS` of `schema`) stay `RawJson`;
+ * every uint64 member must be in range (what the schema cannot say).
  */
 export async function readJsonBody<T>(
   request: Request,
-  validator: Validator,
-  options: { raw?: readonly string[]; uint64?: readonly string[] } = {},
+  validator: Validator<T>,
+  schema?: keyof typeof RAW_JSON_PATHS,
 ): Promise<ParsedBody<T>> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type.trim())) throw invalid('Content-Type must be application/json');
@@ -102,17 +106,18 @@ export async function readJsonBody<T>(
   }
   let value: unknown;
   try {
-    value = parseStrict(text, options.raw ? { raw: options.raw.map((f) => [f]) } : undefined);
+    value = parseStrict(text, schema ? { raw: RAW_JSON_PATHS[schema] } : undefined);
   } catch (error) {
     if (error instanceof StrictJsonError) throw invalid(`the body is not strict JSON: ${error.message}`);
     throw error;
   }
   if (!validator(value)) throw invalid(describe(validator.errors));
-  for (const field of options.uint64 ?? []) {
-    const v = (value as Record<string, unknown>)[field];
-    if (v !== undefined && v !== null && !isCanonicalUint64(v)) throw invalid(`${field} must be a canonical uint64 decimal string`);
+  for (const [field, v] of Object.entries(value as Record<string, unknown>)) {
+    if (UINT64_MEMBERS.has(field) && typeof v === 'string' && !isCanonicalUint64(v)) {
+      throw invalid(`${field} must be a canonical uint64 decimal string`);
+    }
   }
-  return { value: value as T, digest: createHash('sha256').update(canonicalJson(value)).digest('hex') };
+  return { value, digest: createHash('sha256').update(canonicalJson(value)).digest('hex') };
 }
 
 /**
@@ -139,7 +144,7 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return Buffer.concat(chunks);
 }
 
-function describe(errors: Validator['errors']): string {
+function describe(errors: Validator<unknown>['errors']): string {
   const first = errors?.[0];
   if (!first) return 'the body does not match the schema';
   const where = first.instancePath === '' ? 'body' : first.instancePath;

@@ -1,41 +1,37 @@
 /**
  * @module
- * The result seam over HTTP (brief decision 2): `POST /v1/queues/{queue_id}/results` appends one
- * result to the log. `result` and `details` are kept as the exact JSON text that was sent.
+ * The result seam over HTTP (spec/README.md, The result log): `POST /v1/queues/{queue_id}/results`
+ * appends one result to the log. `result` and `details` are kept as the exact JSON text that was sent.
  */
-import type { Hono } from 'hono';
+import { validatePublishResultRequest } from '@orbit/generated';
+import { isRawJson, type RawJson } from '@orbit/spec/codec';
 import { OrbitError } from '@orbit/spec/errors';
 import { MAX_EVENT_PAYLOAD_BYTES } from '@orbit/spec/protocol';
-import type { RawJson } from '@orbit/spec/codec';
-import { validatePublishResultRequest } from '@orbit/generated';
-import type { EventType } from '../domain/subscription.ts';
-import type { AppEnv, RouteContext } from './app.ts';
-import { dataResponse } from './envelope.ts';
-import { idempotencyKey, parseQuery, readJsonBody } from './request.ts';
-import { parseTarget } from './subscriptions.ts';
+import type { Hono } from 'hono';
+import type { ResultRecord } from '../store/store.ts';
+import { dataResponse } from '../wire/envelope.ts';
+import { eventJson } from '../wire/json.ts';
+import { writeKey, writtenAnswer } from '../wire/receipts.ts';
+import type { AppEnv, RouteContext } from './context.ts';
+import { idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
-export interface PublishBody {
-  readonly type: EventType;
-  readonly task_id: string;
-  readonly task_revision: string;
-  readonly details?: RawJson;
-  readonly result?: RawJson;
-  readonly effect_uncertain?: boolean;
-  readonly current_attempt_id?: string;
+/** A member that `readJsonBody` kept as exact text (the schema's `x-orbit-raw-json`). */
+function raw(value: unknown): RawJson | undefined {
+  if (value === undefined) return undefined;
+  if (!isRawJson(value)) throw new Error('a raw JSON member was parsed as a value');
+  return value;
 }
 
-export function resultRoutes(app: Hono<AppEnv>, { store, principal }: RouteContext): void {
+export function resultRoutes(app: Hono<AppEnv>, { store, authorize }: RouteContext): void {
   app.post('/v1/queues/:queue/results', async (c) => {
-    const who = await principal(c.req.raw, 'results:publish');
+    const who = await authorize(c.req.raw, 'PublishResult');
     parseQuery(c.req.url, []);
     const { id: queueId, action } = parseTarget(c.req.param('queue'), []);
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const key = idempotencyKey(c.req.header('idempotency-key'));
-    const body = await readJsonBody<PublishBody>(c.req.raw, validatePublishResultRequest, {
-      raw: ['result', 'details'],
-      uint64: ['task_revision'],
-    });
-    const { details, result } = body.value;
+    const body = await readJsonBody(c.req.raw, validatePublishResultRequest, 'PublishResultRequest');
+    const details = raw(body.value.details);
+    const result = raw(body.value.result);
     if (details !== undefined && !details.text.trimStart().startsWith('{'))
       throw new OrbitError('INVALID_ARGUMENT', '/details must be an object');
     const payload = Buffer.byteLength(details?.text ?? '') + Buffer.byteLength(result?.text ?? '');
@@ -45,16 +41,23 @@ export function resultRoutes(app: Hono<AppEnv>, { store, principal }: RouteConte
         `result and details together are ${payload} bytes; at most ${MAX_EVENT_PAYLOAD_BYTES} fit in one event.deliver frame`,
       );
     }
-    const receipt = await store.publishResult(who, queueId, key, body.digest, {
+    const { type, task_id, task_revision, effect_uncertain, current_attempt_id } = body.value;
+    const input = {
       queueId,
-      type: body.value.type,
-      taskId: body.value.task_id,
-      taskRevision: body.value.task_revision,
+      type,
+      taskId: task_id,
+      taskRevision: task_revision,
       ...(details !== undefined ? { details } : {}),
-      ...(body.value.result !== undefined ? { result: body.value.result } : {}),
-      ...(body.value.effect_uncertain !== undefined ? { effectUncertain: body.value.effect_uncertain } : {}),
-      ...(body.value.current_attempt_id !== undefined ? { currentAttemptId: body.value.current_attempt_id } : {}),
-    });
-    return dataResponse(c.get('requestId'), receipt.status, receipt.data);
+      ...(result !== undefined ? { result } : {}),
+      ...(effect_uncertain !== undefined ? { effectUncertain: effect_uncertain } : {}),
+      ...(current_attempt_id !== undefined ? { currentAttemptId: current_attempt_id } : {}),
+    };
+    const written = await store.publishResult(
+      who,
+      input,
+      writeKey(key, body.digest, 201, (event: ResultRecord) => ({ event: eventJson(event) })),
+    );
+    const { status, data } = writtenAnswer(written);
+    return dataResponse(c.get('requestId'), status, data);
   });
 }

@@ -1,92 +1,93 @@
 /**
  * @module
- * Routes for subscriptions: create, list, get, configure, retire (seed §2–§3, brief decision 4),
- * and Orbit's configuration history and connected sessions.
+ * Routes for subscriptions: create, list, get, configure, retire (spec/rules.md#s2-1, #s3-1), and
+ * Orbit's configuration history and connected sessions (spec/README.md, Subscriptions).
  */
-import type { Hono } from 'hono';
-import { OrbitError } from '@orbit/spec/errors';
 import {
   validateConfigureSubscriptionRequest,
   validateCreateSubscriptionRequest,
   validateRetireSubscriptionRequest,
+  PATTERNS,
+  type GuardedOperation,
 } from '@orbit/generated';
-import type { Page } from '../store/paging.ts';
-import type { Principal } from '../store/principal.ts';
-import type { ConfigureInput, CreateSubscriptionInput, RetireInput } from '../store/subscriptions.ts';
-import type { AppEnv, RouteContext } from './app.ts';
-import { dataResponse } from './envelope.ts';
-import { idempotencyKey, parseCursor, parseLimit, parseQuery, readJsonBody } from './request.ts';
+import { OrbitError } from '@orbit/spec/errors';
+import type { Hono } from 'hono';
+import type { Page, Principal, SubscriptionRecord } from '../store/store.ts';
+import { dataResponse } from '../wire/envelope.ts';
+import { historyJson, sessionJson, subscriptionJson } from '../wire/json.ts';
+import { pageJson } from '../wire/page.ts';
+import { writeKey, writtenAnswer } from '../wire/receipts.ts';
+import type { AppEnv, RouteContext } from './context.ts';
+import { idempotencyKey, parseCursor, parseLimit, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
-const ID = /^[0-9a-f]{32}$/;
+const answer = (subscription: SubscriptionRecord) => ({ subscription: subscriptionJson(subscription) });
 
-/** Splits `{id}` or `{id}:{action}`; a malformed id names no resource. */
-export function parseTarget(target: string, actions: readonly string[]): { id: string; action: string | null } {
-  const colon = target.indexOf(':');
-  const id = colon < 0 ? target : target.slice(0, colon);
-  const action = colon < 0 ? null : target.slice(colon + 1);
-  if (!ID.test(id) || (action !== null && !actions.includes(action))) throw new OrbitError('NOT_FOUND', 'no such resource');
-  return { id, action };
-}
-
-export function subscriptionRoutes(app: Hono<AppEnv>, { store, principal, nodeTtlMs }: RouteContext): void {
+export function subscriptionRoutes(app: Hono<AppEnv>, { store, authorize, nodeTtlMs }: RouteContext): void {
   app.post('/v1/subscriptions', async (c) => {
-    const who = await principal(c.req.raw, 'events:manage');
+    const who = await authorize(c.req.raw, 'CreateSubscription');
     parseQuery(c.req.url, []);
     const key = idempotencyKey(c.req.header('idempotency-key'));
-    const body = await readJsonBody<CreateSubscriptionInput>(c.req.raw, validateCreateSubscriptionRequest, { uint64: ['from_sequence'] });
-    const receipt = await store.createSubscription(who, key, body.digest, body.value);
-    return dataResponse(c.get('requestId'), receipt.status, receipt.data);
+    const body = await readJsonBody(c.req.raw, validateCreateSubscriptionRequest);
+    const written = await store.createSubscription(who, body.value, writeKey(key, body.digest, 201, answer));
+    const { status, data } = writtenAnswer(written);
+    return dataResponse(c.get('requestId'), status, data);
   });
 
   app.get('/v1/subscriptions', async (c) => {
-    const who = await principal(c.req.raw, 'events:read');
+    const who = await authorize(c.req.raw, 'ListSubscriptions');
     const query = parseQuery(c.req.url, ['queue_id', 'limit', 'cursor']);
     if (query.queue_id === undefined) throw new OrbitError('INVALID_ARGUMENT', 'queue_id is required');
-    if (!ID.test(query.queue_id)) throw new OrbitError('INVALID_ARGUMENT', 'queue_id must be 32 lower-case hex characters');
+    if (!PATTERNS.id.test(query.queue_id)) throw new OrbitError('INVALID_ARGUMENT', 'queue_id must be 32 lower-case hex characters');
     const limit = parseLimit(query.limit);
     const cursor = parseCursor(query.cursor);
     const page = await store.listSubscriptions(who, { queueId: query.queue_id, limit, ...(cursor ? { cursor } : {}) });
-    return dataResponse(c.get('requestId'), 200, page);
+    return dataResponse(c.get('requestId'), 200, pageJson(page, subscriptionJson));
   });
 
   app.get('/v1/subscriptions/:target', async (c) => {
-    const who = await principal(c.req.raw, 'events:read');
+    const who = await authorize(c.req.raw, 'GetSubscription');
     parseQuery(c.req.url, []);
     const { id, action } = parseTarget(c.req.param('target'), []);
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
-    return dataResponse(c.get('requestId'), 200, await store.getSubscription(who, id));
+    return dataResponse(c.get('requestId'), 200, subscriptionJson(await store.getSubscription(who, id)));
   });
 
   // The two lists under one subscription, paged alike: its configuration history and its sessions.
-  const listUnder = (
+  const listUnder = <R>(
     path: 'history' | 'sessions',
-    list: (who: Principal, args: { subscriptionId: string; limit: number; cursor?: string }) => Promise<Page<Record<string, unknown>>>,
+    operation: GuardedOperation,
+    list: (who: Principal, args: { subscriptionId: string; limit: number; cursor?: string }) => Promise<Page<R>>,
+    toJson: (record: R) => unknown,
   ) =>
     app.get(`/v1/subscriptions/:id/${path}`, async (c) => {
-      const who = await principal(c.req.raw, 'events:read');
+      const who = await authorize(c.req.raw, operation);
       const query = parseQuery(c.req.url, ['limit', 'cursor']);
       const { id, action } = parseTarget(c.req.param('id'), []);
       if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
       const limit = parseLimit(query.limit);
       const cursor = parseCursor(query.cursor);
-      return dataResponse(c.get('requestId'), 200, await list(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) }));
+      const page = await list(who, { subscriptionId: id, limit, ...(cursor ? { cursor } : {}) });
+      return dataResponse(c.get('requestId'), 200, pageJson(page, toJson));
     });
-  listUnder('history', (who, args) => store.listHistory(who, args));
-  listUnder('sessions', (who, args) => store.listSessions(who, { ...args, nodeTtlMs }));
+  listUnder('history', 'ListSubscriptionHistory', (who, args) => store.listHistory(who, args), historyJson);
+  listUnder('sessions', 'ListSubscriptionSessions', (who, args) => store.listSessions(who, { ...args, nodeTtlMs }), sessionJson);
 
   app.post('/v1/subscriptions/:target', async (c) => {
-    const who = await principal(c.req.raw, 'events:manage');
+    const target = c.req.param('target');
+    const who = await authorize(c.req.raw, target.endsWith(':retire') ? 'RetireSubscription' : 'ConfigureSubscription');
     parseQuery(c.req.url, []);
-    const { id, action } = parseTarget(c.req.param('target'), ['configure', 'retire']);
+    const { id, action } = parseTarget(target, ['configure', 'retire']);
     if (action === null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const key = idempotencyKey(c.req.header('idempotency-key'));
-    if (action === 'configure') {
-      const body = await readJsonBody<ConfigureInput>(c.req.raw, validateConfigureSubscriptionRequest, { uint64: ['expected_revision'] });
-      const receipt = await store.configureSubscription(who, id, key, body.digest, body.value);
-      return dataResponse(c.get('requestId'), receipt.status, receipt.data);
-    }
-    const body = await readJsonBody<RetireInput>(c.req.raw, validateRetireSubscriptionRequest, { uint64: ['expected_revision'] });
-    const receipt = await store.retireSubscription(who, id, key, body.digest, body.value);
-    return dataResponse(c.get('requestId'), receipt.status, receipt.data);
+    const written =
+      action === 'configure'
+        ? await readJsonBody(c.req.raw, validateConfigureSubscriptionRequest).then((body) =>
+            store.configureSubscription(who, id, body.value, writeKey(key, body.digest, 200, answer)),
+          )
+        : await readJsonBody(c.req.raw, validateRetireSubscriptionRequest).then((body) =>
+            store.retireSubscription(who, id, body.value, writeKey(key, body.digest, 200, answer)),
+          );
+    const { status, data } = writtenAnswer(written);
+    return dataResponse(c.get('requestId'), status, data);
   });
 }

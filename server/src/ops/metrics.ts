@@ -161,8 +161,7 @@ export class OrbitMetrics implements EngineHooks {
 
   sent(item: Claimed): void {
     this.counters.orbit_deliveries_sent_total!.inc();
-    const occurred = Date.parse(String(item.event.occurred_at));
-    if (Number.isFinite(occurred)) this.histograms.orbit_publish_to_deliver_seconds!.observe(Math.max(0, Date.now() - occurred) / 1000);
+    this.histograms.orbit_publish_to_deliver_seconds!.observe(Math.max(0, Date.now() - item.event.occurredAt) / 1000);
   }
 
   acked(outcome: Parameters<EngineHooks['acked']>[0], leaseUntil?: number): void {

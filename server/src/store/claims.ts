@@ -21,7 +21,15 @@ import {
 import { materializationReadLimit, planMaterialization } from '../domain/materialize.ts';
 import { historyExpired, type SubscriptionRecord } from '../domain/subscription.ts';
 import type { Principal } from './principal.ts';
-import { DELIVERY_COLUMNS, eventJson, toDelivery, toSubscription, SUBSCRIPTION_SELECT } from './records.ts';
+import {
+  DELIVERY_COLUMNS,
+  RESULT_COLUMNS,
+  toDelivery,
+  toResult,
+  toSubscription,
+  SUBSCRIPTION_SELECT,
+  type ResultRecord,
+} from './records.ts';
 import { matchingResults } from './results.ts';
 import type { DatabaseClock } from './clock.ts';
 import { openSession } from './sessions.ts';
@@ -36,7 +44,7 @@ export interface Claimed {
   /** The session the delivery is leased to. */
   readonly session: string;
   readonly delivery: Delivery;
-  readonly event: Record<string, unknown>;
+  readonly event: ResultRecord;
   /** The plain lease secret: sent once in `event.deliver`, stored only as a digest. */
   readonly secret: string;
 }
@@ -289,14 +297,14 @@ async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigi
   return plan.cursor;
 }
 
-async function eventsBySequence(tx: Sql, sequences: readonly bigint[]): Promise<Map<bigint, Record<string, unknown>>> {
-  const map = new Map<bigint, Record<string, unknown>>();
+async function eventsBySequence(tx: Sql, sequences: readonly bigint[]): Promise<Map<bigint, ResultRecord>> {
+  const map = new Map<bigint, ResultRecord>();
   if (sequences.length === 0) return map;
   const rows: Row[] = await tx.all(
-    `SELECT sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id FROM results WHERE sequence IN (${sequences.map(() => '?').join(', ')})`,
+    `SELECT ${RESULT_COLUMNS} FROM results WHERE sequence IN (${sequences.map(() => '?').join(', ')})`,
     sequences.map((s) => s.toString()),
   );
-  for (const row of rows) map.set(big(row.sequence), eventJson(row));
+  for (const row of rows) map.set(big(row.sequence), toResult(row));
   return map;
 }
 

@@ -10,35 +10,12 @@
 import type { PageCursors } from '../domain/page-cursor.ts';
 import { newestFirst, type Page } from './paging.ts';
 import type { Principal } from './principal.ts';
-import { iso } from './records.ts';
-import { num, pendingState, PHRASES, type Row, type Sql } from './sql.ts';
+import { toSession, type SessionRecord } from './records.ts';
+import { num, pendingState, PHRASES, type Sql } from './sql.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
 /** The condition that node row `n` is live; takes the node timeout (ms) as its one parameter. */
 const liveNode = (sql: Sql) => `n.last_seen_at >= ${PHRASES[sql.dialect].nowMs} - ?`;
-
-interface SessionRecord {
-  readonly id: string;
-  readonly createdAt: number;
-  readonly json: Record<string, unknown>;
-}
-
-function toSession(row: Row): SessionRecord {
-  const createdAt = num(row.created_at);
-  return {
-    id: String(row.id),
-    createdAt,
-    json: {
-      session_id: String(row.id),
-      node_id: String(row.node_id),
-      capacity: num(row.capacity),
-      leases_held: num(row.leases_held),
-      connected_at: iso(createdAt),
-      last_seen_at: iso(num(row.last_seen_at)),
-      node_last_seen_at: iso(num(row.node_last_seen_at)),
-    },
-  };
-}
 
 /** The subscription's sessions on every live node, newest first (spec/openapi.yaml ListSubscriptionSessions). */
 export async function listSessions(
@@ -46,7 +23,7 @@ export async function listSessions(
   cursors: PageCursors,
   principal: Principal,
   args: { subscriptionId: string; limit: number; cursor?: string; nodeTtlMs: number },
-): Promise<Page<Record<string, unknown>>> {
+): Promise<Page<SessionRecord>> {
   await ownedSubscription(db, principal, args.subscriptionId);
   const now = PHRASES[db.dialect].nowMs;
   // A derived table, so that the pager's `created_at` and `id` name the session's columns.
@@ -63,7 +40,6 @@ export async function listSessions(
     limit: args.limit,
     cursor: args.cursor,
     toRecord: toSession,
-    toJson: (record) => record.json,
   });
 }
 

@@ -10,9 +10,9 @@ import { orThrow } from '../domain/decision.ts';
 import { decideRetry, type Delivery, type DeliveryState } from '../domain/delivery.ts';
 import type { PageCursors } from '../domain/page-cursor.ts';
 import { audit } from './audit.ts';
-import { idempotent, type Receipt } from './idempotency.ts';
+import { idempotent, scopeOf, type WriteKey, type Written } from './idempotency.ts';
 import type { Principal } from './principal.ts';
-import { DELIVERY_COLUMNS, deliveryJson, eventJson, toDelivery } from './records.ts';
+import { DELIVERY_COLUMNS, toDelivery, type ResultRecord } from './records.ts';
 import { resultBySequence } from './results.ts';
 import { num, PHRASES, type Database, type Sql } from './sql.ts';
 import { newestFirst, type Page } from './paging.ts';
@@ -23,7 +23,7 @@ export async function listDeliveries(
   cursors: PageCursors,
   principal: Principal,
   args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string },
-): Promise<Page<Record<string, unknown>>> {
+): Promise<Page<Delivery>> {
   await ownedSubscription(db, principal, args.subscriptionId);
   return newestFirst(db, cursors, {
     scope: `deliveries|${principal.namespaceId}|${principal.credentialId}|${args.subscriptionId}|${args.state ?? '*'}`,
@@ -33,7 +33,6 @@ export async function listDeliveries(
     limit: args.limit,
     cursor: args.cursor,
     toRecord: toDelivery,
-    toJson: deliveryJson,
   });
 }
 
@@ -51,27 +50,24 @@ export async function getDelivery(
   principal: Principal,
   subscriptionId: string,
   deliveryId: string,
-): Promise<Record<string, unknown>> {
+): Promise<{ delivery: Delivery; event: ResultRecord }> {
   await ownedSubscription(db, principal, subscriptionId);
   const delivery = await findDelivery(db, subscriptionId, deliveryId);
   if (!delivery) throw new OrbitError('NOT_FOUND', 'delivery not found');
   const event = await resultBySequence(db, delivery.sequence);
   if (!event) throw new OrbitError('EVENT_HISTORY_EXPIRED', 'the event of this acknowledged delivery was removed by retention');
-  return { delivery: deliveryJson(delivery), event: eventJson(event) };
+  return { delivery, event };
 }
-
-export type RetryInput = RetryDeliveryRequest;
 
 export async function retryExpiredDelivery(
   db: Database,
   principal: Principal,
   ids: { subscriptionId: string; deliveryId: string },
-  key: string,
-  digest: string,
-  input: RetryInput,
-): Promise<Receipt> {
-  const scope = { credentialId: principal.credentialId, scope: `retry:${ids.subscriptionId}:${ids.deliveryId}`, key, digest };
-  return idempotent(db, scope, async (tx) => {
+  input: RetryDeliveryRequest,
+  write: WriteKey<Delivery>,
+): Promise<Written<Delivery>> {
+  const scope = scopeOf(principal.credentialId, `retry:${ids.subscriptionId}:${ids.deliveryId}`, write);
+  return idempotent(db, scope, write.render, async (tx) => {
     const subscription = await ownedSubscription(tx, principal, ids.subscriptionId, true);
     const delivery = await findDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
     // available_at is compared with the database's clock by claims: set it with that clock.
@@ -95,6 +91,6 @@ export async function retryExpiredDelivery(
       detail: { additional_attempts: input.additional_attempts, attempt_budget: next.attemptBudget },
       now,
     });
-    return { status: 200, data: { delivery: deliveryJson(next) } };
+    return { value: next };
   });
 }

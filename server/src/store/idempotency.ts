@@ -1,10 +1,10 @@
 /**
  * @module
- * Idempotent writes (seed §1–§4). A key is scoped to the credential and the operation; the first
- * request's receipt is stored in the same transaction as its effect. A replay with the same content
- * gets that receipt with `deduplicated: true` and HTTP 200; other content under the same key is
- * IDEMPOTENCY_CONFLICT. The key is reserved before the operation runs, so concurrent first requests
- * queue on it: the later ones roll back and replay the first one's receipt.
+ * Idempotent writes (spec/README.md, Idempotency). A key is scoped to the credential and the
+ * operation; the first request's answer, rendered by the transport, is stored in the same
+ * transaction as its effect. A replay with the same content gets that answer back; other content
+ * under the same key is IDEMPOTENCY_CONFLICT. The key is reserved before the operation runs, so
+ * concurrent first requests queue on it: the later ones roll back and replay the first one's receipt.
  *
  * Receipts are kept for a retention window (`idempotency_retention_ms`); after it the key is
  * unknown and a request with it is new. A publish receipt records the sequence of its result, and
@@ -13,18 +13,33 @@
  * a second time (spec/README.md, Idempotency).
  */
 import { OrbitError } from '@orbit/spec/errors';
-import { stringify, trustedRawJson } from '@orbit/spec/codec';
 import type { Database, Row, Sql } from './sql.ts';
 import { isUniqueViolation, num } from './sql.ts';
 
 /** The `status` of a receipt whose result retention removed; its `response` is empty. */
 const SCRUBBED = 410;
 
-export interface Receipt {
+/**
+ * The transport's answer to the first request of a key, stored with the write's effect and given
+ * back for every repeat. Opaque to the store: the wire layer decides what `status` and `body` mean.
+ */
+export interface StoredAnswer {
   readonly status: number;
-  /** The response `data`: a fresh object, or the stored receipt as exact JSON text. */
-  readonly data: unknown;
+  readonly body: string;
 }
+
+/** An idempotent write's key, its request content's digest, and how its first answer is stored. */
+export interface WriteKey<T> {
+  readonly key: string;
+  /** Digest of the request's canonical content. */
+  readonly digest: string;
+  readonly render: (value: T) => StoredAnswer;
+}
+
+/** What an idempotent write did: executed now (with its value), or answered by the stored answer of the first. */
+export type Written<T> =
+  | { readonly replayed: false; readonly value: T; readonly answer: StoredAnswer }
+  | { readonly replayed: true; readonly answer: StoredAnswer };
 
 export interface IdempotencyScope {
   readonly credentialId: string;
@@ -35,19 +50,23 @@ export interface IdempotencyScope {
   readonly digest: string;
 }
 
-/** What an operation returns on first execution: its status and `data` without `deduplicated`. */
-export interface Outcome {
-  readonly status: number;
-  readonly data: Record<string, unknown>;
+export function scopeOf(credentialId: string, scope: string, write: { readonly key: string; readonly digest: string }): IdempotencyScope {
+  return { credentialId, scope, key: write.key, digest: write.digest };
+}
+
+/** What an operation returns on first execution. */
+export interface Effect<T> {
+  readonly value: T;
   /** The result the operation appended (a publish): pruning it scrubs the receipt. */
   readonly sequence?: bigint;
 }
 
 /**
- * The answer to a request whose key already has a stored receipt: the receipt with
- * `deduplicated: true` when the content is the same, IDEMPOTENCY_CONFLICT when it is not.
+ * The answer to a request whose key already has a stored receipt: the stored answer when the
+ * content is the same, IDEMPOTENCY_CONFLICT when it is not, EVENT_HISTORY_EXPIRED when retention
+ * removed the result it appended.
  */
-export function replayOf(record: Row, digest: string): Receipt {
+export function replayOf<T>(record: Row, digest: string): Written<T> {
   if (String(record.request_digest) !== digest) {
     throw new OrbitError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with different content');
   }
@@ -58,25 +77,28 @@ export function replayOf(record: Row, digest: string): Receipt {
         'and retention has since removed it; it is not appended again',
     );
   }
-  const text = String(record.response);
-  // The stored text is the original `data` object; close it with the replay flag.
-  return { status: 200, data: trustedRawJson(`${text.slice(0, -1)},"deduplicated":true}`) };
+  return { replayed: true, answer: { status: num(record.status), body: String(record.response) } };
 }
 
-async function replay(tx: Sql, scope: IdempotencyScope): Promise<Receipt | null> {
+async function replay<T>(tx: Sql, scope: IdempotencyScope): Promise<Written<T> | null> {
   const [row] = await tx.all(
     'SELECT request_digest, status, response, sequence FROM idempotency_records WHERE credential_id = ? AND scope = ? AND idem_key = ?',
     [scope.credentialId, scope.scope, scope.key],
   );
-  return row ? replayOf(row, scope.digest) : null;
+  return row ? replayOf<T>(row, scope.digest) : null;
 }
 
-export async function idempotent(db: Database, scope: IdempotencyScope, operation: (tx: Sql) => Promise<Outcome>): Promise<Receipt> {
+export async function idempotent<T>(
+  db: Database,
+  scope: IdempotencyScope,
+  render: (value: T) => StoredAnswer,
+  operation: (tx: Sql) => Promise<Effect<T>>,
+): Promise<Written<T>> {
   const key = [scope.credentialId, scope.scope, scope.key];
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.transaction(async (tx) => {
-        const previous = await replay(tx, scope);
+        const previous = await replay<T>(tx, scope);
         if (previous) return previous;
         // Reserve the key before doing the work: a concurrent request with the same key waits on
         // this row, then fails on the primary key and replays our receipt instead of re-running
@@ -85,12 +107,13 @@ export async function idempotent(db: Database, scope: IdempotencyScope, operatio
           'INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at) VALUES (?, ?, ?, ?, 0, ?, ?)',
           [...key, scope.digest, '', Date.now()],
         );
-        const outcome = await operation(tx);
+        const effect = await operation(tx);
+        const answer = render(effect.value);
         await tx.run(
           'UPDATE idempotency_records SET status = ?, response = ?, sequence = ? WHERE credential_id = ? AND scope = ? AND idem_key = ?',
-          [outcome.status, stringify(outcome.data), outcome.sequence?.toString() ?? null, ...key],
+          [answer.status, answer.body, effect.sequence?.toString() ?? null, ...key],
         );
-        return { status: outcome.status, data: { ...outcome.data, deduplicated: false } };
+        return { replayed: false, value: effect.value, answer } as const;
       });
     } catch (error) {
       // A concurrent first request with the same key committed first: replay its receipt.

@@ -23,14 +23,13 @@ export interface PageQuery<R> {
   readonly limit: number;
   readonly cursor?: string | undefined;
   readonly toRecord: (row: Row) => R;
-  readonly toJson: (record: R) => Record<string, unknown>;
 }
 
 export async function newestFirst<R extends { readonly createdAt: number; readonly id: string }>(
   db: Sql,
   cursors: PageCursors,
   query: PageQuery<R>,
-): Promise<Page<Record<string, unknown>>> {
+): Promise<Page<R>> {
   const after = query.cursor === undefined ? null : cursors.decode(query.scope, query.cursor);
   if (query.cursor !== undefined && after === null)
     throw new OrbitError('INVALID_ARGUMENT', 'cursor is invalid or was issued for another query');
@@ -46,7 +45,7 @@ export async function newestFirst<R extends { readonly createdAt: number; readon
   );
   const records = rows.slice(0, query.limit).map(query.toRecord);
   const last = records[records.length - 1];
-  const page: Page<Record<string, unknown>> = { items: records.map(query.toJson) };
+  const page: Page<R> = { items: records };
   return rows.length > query.limit && last
     ? { ...page, next_cursor: cursors.encode(query.scope, { createdAt: last.createdAt, id: last.id }) }
     : page;

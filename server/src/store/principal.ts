@@ -7,11 +7,9 @@
  * period the operator chose, then stops.
  */
 import { newId, newToken, sha256Hex } from '../crypto.ts';
-import { iso } from './records.ts';
 import { PHRASES, num, numOrNull, type Sql } from './sql.ts';
 
-export const PERMISSIONS = ['events:manage', 'events:read', 'events:consume', 'results:publish'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
+export { PERMISSIONS, type Permission } from '@orbit/generated';
 
 export interface Principal {
   readonly credentialId: string;
@@ -121,17 +119,18 @@ export async function revokeCredential(db: Sql, credentialId: string, now: numbe
 
 /** What `orbit credentials list` shows of a credential: never a token or a digest. */
 export interface CredentialInfo {
-  credential_id: string;
-  namespace: string;
-  namespace_id: string;
-  application: string;
-  application_id: string;
-  permissions: string[];
-  queue_ids: Record<string, string>;
-  created_at: string;
-  revoked_at: string | null;
+  readonly credentialId: string;
+  readonly namespace: string;
+  readonly namespaceId: string;
+  readonly application: string;
+  readonly applicationId: string;
+  readonly permissions: string[];
+  /** Queue name → id. */
+  readonly queueIds: Record<string, string>;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
   /** Until when the token a rotation replaced still works; null when there is none (or it has ended). */
-  previous_token_expires_at: string | null;
+  readonly previousTokenExpiresAt: number | null;
 }
 
 /**
@@ -174,16 +173,16 @@ export async function listCredentials(db: Sql, filter: { namespace?: string; id?
     const revoked = numOrNull(r.revoked_at);
     const previous = numOrNull(r.previous_token_expires_at);
     return {
-      credential_id: String(r.id),
+      credentialId: String(r.id),
       namespace: String(r.namespace),
-      namespace_id: String(r.namespace_id),
+      namespaceId: String(r.namespace_id),
       application: String(r.application),
-      application_id: String(r.application_id),
+      applicationId: String(r.application_id),
       permissions: String(r.permissions).split(',').filter(Boolean),
-      queue_ids: byCredential.get(String(r.id)) ?? {},
-      created_at: iso(num(r.created_at)),
-      revoked_at: revoked === null ? null : iso(revoked),
-      previous_token_expires_at: revoked === null && previous !== null && previous > now ? iso(previous) : null,
+      queueIds: byCredential.get(String(r.id)) ?? {},
+      createdAt: num(r.created_at),
+      revokedAt: revoked,
+      previousTokenExpiresAt: revoked === null && previous !== null && previous > now ? previous : null,
     };
   });
 }

@@ -10,18 +10,19 @@
  * each publish runs alone through `idempotent`, which replays that node's receipt.
  */
 import { RawJson, stringify } from '@orbit/spec/codec';
-import { idempotent, replayOf, whereKeys, type IdempotencyScope, type Receipt } from './idempotency.ts';
-import { eventJson } from './records.ts';
+import { idempotent, replayOf, whereKeys, type IdempotencyScope, type StoredAnswer, type Written } from './idempotency.ts';
+import type { ResultRecord } from './records.ts';
 import { appendResults, type ResultInput } from './results.ts';
-import { big, isUniqueViolation, type Database, type Row, type Sql } from './sql.ts';
+import { isUniqueViolation, type Database, type Row, type Sql } from './sql.ts';
 
 export interface PublishRequest {
   readonly scope: IdempotencyScope;
   readonly input: ResultInput;
+  readonly render: (result: ResultRecord) => StoredAnswer;
 }
 
 /** Each publish's own answer; an error (IDEMPOTENCY_CONFLICT) belongs to that publish alone. */
-export type PublishOutcome = { readonly receipt: Receipt } | { readonly error: unknown };
+export type PublishOutcome = { readonly written: Written<ResultRecord> } | { readonly error: unknown };
 
 /** A publish's share of a group, in bytes: its result and details, stored twice (result and receipt). */
 export function publishWeight(request: PublishRequest): number {
@@ -37,11 +38,11 @@ const identity = (s: Pick<IdempotencyScope, 'credentialId' | 'scope' | 'key'>): 
 
 /** Publishes alone, as the seam did before groups: the key is reserved before the append. */
 function publishAlone(db: Database, request: PublishRequest): Promise<PublishOutcome> {
-  return idempotent(db, request.scope, async (tx) => {
-    const [row] = await appendResults(tx, [request.input], Date.now());
-    return { status: 201, data: { event: eventJson(row!) }, sequence: big(row!.sequence) };
+  return idempotent(db, request.scope, request.render, async (tx) => {
+    const [result] = await appendResults(tx, [request.input], Date.now());
+    return { value: result!, sequence: result!.sequence };
   }).then(
-    (receipt) => ({ receipt }),
+    (written) => ({ written }),
     (error: unknown) => ({ error }),
   );
 }
@@ -73,29 +74,29 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
         return;
       }
       try {
-        outcomes[i] = { receipt: replayOf(record, request.scope.digest) };
+        outcomes[i] = { written: replayOf<ResultRecord>(record, request.scope.digest) };
       } catch (error) {
         outcomes[i] = { error };
       }
     });
     if (fresh.length === 0) return outcomes;
     const now = Date.now();
-    const rows = await appendResults(
+    const results = await appendResults(
       tx,
       fresh.map((i) => group[i]!.input),
       now,
     );
-    const receipts = rows.map((row) => ({ event: eventJson(row) }));
+    const answers = results.map((result, k) => group[fresh[k]!]!.render(result));
     await tx.run(
       `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
-       VALUES ${fresh.map(() => '(?, ?, ?, ?, 201, ?, ?, ?)').join(', ')}`,
+       VALUES ${fresh.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
       fresh.flatMap((i, k) => {
         const { credentialId, scope, key, digest } = group[i]!.scope;
-        return [credentialId, scope, key, digest, stringify(receipts[k]!), now, big(rows[k]!.sequence).toString()];
+        return [credentialId, scope, key, digest, answers[k]!.status, answers[k]!.body, now, results[k]!.sequence.toString()];
       }),
     );
     fresh.forEach((i, k) => {
-      outcomes[i] = { receipt: { status: 201, data: { ...receipts[k]!, deduplicated: false } } };
+      outcomes[i] = { written: { replayed: false, value: results[k]!, answer: answers[k]! } };
     });
     return outcomes;
   });
@@ -130,7 +131,7 @@ export async function publishAll(db: Database, requests: readonly PublishRequest
   return outcomes;
 }
 
-/** Whether any outcome appended a result (a 201), so that waiting sessions should look again. */
+/** Whether any outcome appended a result, so that waiting sessions should look again. */
 export function appendedAny(outcomes: readonly PublishOutcome[]): boolean {
-  return outcomes.some((o) => 'receipt' in o && o.receipt.status === 201);
+  return outcomes.some((o) => 'written' in o && !o.written.replayed);
 }

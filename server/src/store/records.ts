@@ -1,16 +1,14 @@
 /**
  * @module
- * Rows as the database returns them, and their conversion to domain values and to the contract's
- * JSON shapes. Times are epoch milliseconds in the database and UTC RFC 3339 strings on the wire.
+ * Rows as the database returns them, and their conversion to records: the values the store
+ * returns. Times are epoch milliseconds; the wire layer (`wire/json.ts`) renders the contract's
+ * JSON from these records.
  */
-import { trustedRawJson } from '@orbit/spec/codec';
 import type { Delivery, DeliveryState } from '../domain/delivery.ts';
-import { TASK_STATE, type EventType, type SubscriptionRecord } from '../domain/subscription.ts';
+import type { EventType, SubscriptionRecord } from '../domain/subscription.ts';
 import { big, num, numOrNull, pendingState, type Row } from './sql.ts';
 
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 
 /** Stored columns, in insert order. */
 export const SUBSCRIPTION_COLUMNS =
@@ -44,27 +42,6 @@ export function toSubscription(row: Row): SubscriptionRecord {
   };
 }
 
-export function subscriptionJson(s: SubscriptionRecord): Record<string, unknown> {
-  const json: Record<string, unknown> = {
-    id: s.id,
-    queue_id: s.queueId,
-    credential_id: s.credentialId,
-    name: s.name,
-    revision: s.revision.toString(),
-    enabled: s.enabled,
-    types: s.types,
-    cursor_sequence: s.cursorSequence.toString(),
-    pending_count: s.pendingCount,
-    max_pending: s.maxPending,
-    max_attempts: s.maxAttempts,
-    created_at: iso(s.createdAt),
-    updated_at: iso(s.updatedAt),
-  };
-  if (s.retiredAt !== null) json.retired_at = iso(s.retiredAt);
-  if (s.retiredSequence !== null) json.retired_sequence = s.retiredSequence.toString();
-  return json;
-}
-
 export const DELIVERY_COLUMNS =
   'id, subscription_id, sequence, event_id, revision, state, created_at, available_at, lease_epoch, lease_until, lease_digest, lease_session, attempts, attempt_budget, acknowledged_at';
 
@@ -80,62 +57,91 @@ export function toDelivery(row: Row): Delivery {
     availableAt: num(row.available_at),
     leaseEpoch: big(row.lease_epoch),
     leaseUntil: numOrNull(row.lease_until),
-    leaseDigest: row.lease_digest === null || row.lease_digest === undefined ? null : String(row.lease_digest),
-    leaseSession: row.lease_session === null || row.lease_session === undefined ? null : String(row.lease_session),
+    leaseDigest: text(row.lease_digest),
+    leaseSession: text(row.lease_session),
     attempts: num(row.attempts),
     attemptBudget: num(row.attempt_budget),
     acknowledgedAt: numOrNull(row.acknowledged_at),
   };
 }
 
-/** The public EventDelivery: no secret, no digest, no session. */
-export function deliveryJson(d: Delivery): Record<string, unknown> {
-  const json: Record<string, unknown> = {
-    id: d.id,
-    subscription_id: d.subscriptionId,
-    event_id: d.eventId,
-    sequence: d.sequence.toString(),
-    revision: d.revision.toString(),
-    state: d.state,
-    created_at: iso(d.createdAt),
-    available_at: iso(d.availableAt),
-    lease_epoch: d.leaseEpoch.toString(),
-    attempts: d.attempts,
-    attempt_budget: d.attemptBudget,
-  };
-  if (d.state === 'LEASED' && d.leaseUntil !== null) json.lease_until = iso(d.leaseUntil);
-  if (d.state === 'ACKED' && d.acknowledgedAt !== null) json.acknowledged_at = iso(d.acknowledgedAt);
-  return json;
-}
-
 export const RESULT_COLUMNS =
   'sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id';
 
-/**
- * The immutable ResultEvent. `details` and `result` are stored as the exact JSON text that was
- * published (checked as strict JSON then) and go back out as that text, so no digit is lost.
- */
-export function eventJson(row: Row): Record<string, unknown> {
-  const type = String(row.type) as EventType;
-  const snapshot: Record<string, unknown> = {
-    schema_version: 1,
-    task_id: String(row.task_id),
-    queue_id: String(row.queue_id),
-    state: TASK_STATE[type],
-    revision: String(row.task_revision),
-    effect_uncertain: num(row.effect_uncertain) === 1,
+/** One entry of the result log. `details` and `result` are the exact JSON text that was published. */
+export interface ResultRecord {
+  readonly sequence: bigint;
+  readonly id: string;
+  readonly queueId: string;
+  readonly type: EventType;
+  readonly taskId: string;
+  readonly taskRevision: string;
+  readonly occurredAt: number;
+  readonly details: string;
+  readonly result: string | null;
+  readonly effectUncertain: boolean;
+  readonly currentAttemptId: string | null;
+}
+
+export function toResult(row: Row): ResultRecord {
+  return {
+    sequence: big(row.sequence),
+    id: String(row.id),
+    queueId: String(row.queue_id),
+    type: String(row.type) as EventType,
+    taskId: String(row.task_id),
+    taskRevision: String(row.task_revision),
+    occurredAt: num(row.occurred_at),
+    details: String(row.details),
+    result: text(row.result),
+    effectUncertain: num(row.effect_uncertain) === 1,
+    currentAttemptId: text(row.current_attempt_id),
   };
-  if (row.result !== null && row.result !== undefined) snapshot.result = trustedRawJson(String(row.result));
-  if (row.current_attempt_id !== null && row.current_attempt_id !== undefined) snapshot.current_attempt_id = String(row.current_attempt_id);
+}
+
+/** One entry of a subscription's audit trail; `detail` holds what the action recorded. */
+export interface HistoryRecord {
+  readonly id: string;
+  readonly action: string;
+  readonly reason: string;
+  readonly revision: bigint;
+  readonly deliveryId: string | null;
+  readonly detail: Readonly<Record<string, unknown>>;
+  readonly createdAt: number;
+}
+
+export function toHistory(row: Row): HistoryRecord {
   return {
     id: String(row.id),
-    sequence: big(row.sequence).toString(),
-    type,
-    aggregate_kind: 'task',
-    aggregate_id: String(row.task_id),
-    aggregate_revision: String(row.task_revision),
-    occurred_at: iso(num(row.occurred_at)),
-    details: trustedRawJson(String(row.details)),
-    snapshot,
+    action: String(row.action),
+    reason: String(row.reason),
+    revision: big(row.revision),
+    deliveryId: text(row.delivery_id),
+    detail: JSON.parse(String(row.detail)) as Record<string, unknown>,
+    createdAt: num(row.created_at),
+  };
+}
+
+/** A session bound on a live node, with the leases it holds and when it and its node last renewed. */
+export interface SessionRecord {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly capacity: number;
+  readonly leasesHeld: number;
+  /** When the session connected. */
+  readonly createdAt: number;
+  readonly lastSeenAt: number;
+  readonly nodeLastSeenAt: number;
+}
+
+export function toSession(row: Row): SessionRecord {
+  return {
+    id: String(row.id),
+    nodeId: String(row.node_id),
+    capacity: num(row.capacity),
+    leasesHeld: num(row.leases_held),
+    createdAt: num(row.created_at),
+    lastSeenAt: num(row.last_seen_at),
+    nodeLastSeenAt: num(row.node_last_seen_at),
   };
 }

@@ -9,7 +9,7 @@
 import { RawJson, stringify } from '@orbit/spec/codec';
 import { newId } from '../crypto.ts';
 import type { EventType } from '../domain/subscription.ts';
-import { RESULT_COLUMNS } from './records.ts';
+import { RESULT_COLUMNS, toResult, type ResultRecord } from './records.ts';
 import { big, PHRASES, type Row, type Sql } from './sql.ts';
 
 export interface ResultInput {
@@ -46,11 +46,11 @@ function jsonText(value: RawJson | Record<string, unknown> | undefined): string 
 }
 
 /**
- * Appends results inside the caller's transaction and returns their rows. Call it from your own
+ * Appends results inside the caller's transaction and returns them. Call it from your own
  * `db.transaction` to publish atomically with your own writes; the head row stays locked until
  * that transaction ends, so keep it short.
  */
-export async function appendResults(tx: Sql, inputs: readonly ResultInput[], now: number): Promise<Row[]> {
+export async function appendResults(tx: Sql, inputs: readonly ResultInput[], now: number): Promise<ResultRecord[]> {
   if (inputs.length === 0) return [];
   const { head } = await logPosition(tx, true);
   const rows: Row[] = [];
@@ -76,12 +76,12 @@ export async function appendResults(tx: Sql, inputs: readonly ResultInput[], now
   const params = rows.flatMap((r) => RESULT_COLUMNS.split(', ').map((c) => (c === 'sequence' ? (r.sequence as bigint).toString() : r[c])));
   await tx.run(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${placeholders}`, params);
   await tx.run('UPDATE result_head SET head_sequence = ? WHERE id = 1', [sequence.toString()]);
-  return rows;
+  return rows.map(toResult);
 }
 
-export async function resultBySequence(db: Sql, sequence: bigint): Promise<Row | undefined> {
+export async function resultBySequence(db: Sql, sequence: bigint): Promise<ResultRecord | undefined> {
   const [row] = await db.all(`SELECT ${RESULT_COLUMNS} FROM results WHERE sequence = ?`, [sequence.toString()]);
-  return row;
+  return row && toResult(row);
 }
 
 /** Matching results of a queue after `after`, up to `upTo`, ascending. */

@@ -9,8 +9,10 @@ import { PageCursors } from '../domain/page-cursor.ts';
 import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
-import { subscriptionJson } from './records.ts';
-import { expireReceipts, type Receipt } from './idempotency.ts';
+import type { Delivery } from '../domain/delivery.ts';
+import type { SubscriptionRecord } from '../domain/subscription.ts';
+import type { HistoryRecord, ResultRecord, SessionRecord } from './records.ts';
+import { expireReceipts, type StoredAnswer, type WriteKey, type Written } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
 import { appendedAny, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
@@ -27,10 +29,12 @@ import { TrackedDatabase } from './tracked.ts';
 import { DatabaseClock } from './clock.ts';
 import * as sessions from './sessions.ts';
 import type { ResultInput } from './results.ts';
-import { PHRASES, type Database, type Row, type Sql } from './sql.ts';
+import { PHRASES, type Database, type Sql } from './sql.ts';
 import * as subscriptions from './subscriptions.ts';
 
-export type { Principal, BootstrapInput, BootstrapResult, Receipt, ResultInput };
+export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
+export type { Page } from './paging.ts';
+export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
 
 async function deploymentSecret(db: Database): Promise<string> {
   await db.transaction(async (tx) => {
@@ -136,25 +140,26 @@ export class Store {
   }
 
   /** Appends inside your own transaction; call `notifyAppended()` once it has committed. */
-  appendResultsIn(tx: Sql, inputs: readonly ResultInput[]): Promise<Row[]> {
+  appendResultsIn(tx: Sql, inputs: readonly ResultInput[]): Promise<ResultRecord[]> {
     return results.appendResults(tx, inputs, Date.now());
   }
 
-  async appendResults(inputs: readonly ResultInput[]): Promise<Row[]> {
+  async appendResults(inputs: readonly ResultInput[]): Promise<ResultRecord[]> {
     const rows = await this.db.transaction((tx) => results.appendResults(tx, inputs, Date.now()));
     this.notifyAppended();
     return rows;
   }
 
   /** The HTTP seam: one idempotent append, scoped to the credential and queue, committed in a group. */
-  async publishResult(principal: Principal, queueId: string, key: string, digest: string, input: ResultInput): Promise<Receipt> {
-    await subscriptions.requireQueue(this.db, principal, queueId);
+  async publishResult(principal: Principal, input: ResultInput, write: WriteKey<ResultRecord>): Promise<Written<ResultRecord>> {
+    await subscriptions.requireQueue(this.db, principal, input.queueId);
     const outcome = await this.publishes.submit({
-      scope: { credentialId: principal.credentialId, scope: `publish:${queueId}`, key, digest },
+      scope: { credentialId: principal.credentialId, scope: `publish:${input.queueId}`, key: write.key, digest: write.digest },
       input,
+      render: write.render,
     });
     if ('error' in outcome) throw outcome.error;
-    return outcome.receipt;
+    return outcome.written;
   }
 
   /** Removes results below `beforeSequence` (retention); see `retention.ts`. */
@@ -178,33 +183,38 @@ export class Store {
 
   // --- subscriptions --------------------------------------------------------------------------
 
-  createSubscription(principal: Principal, key: string, digest: string, input: subscriptions.CreateSubscriptionInput): Promise<Receipt> {
-    return subscriptions.createSubscription(this.db, principal, key, digest, input, Date.now());
-  }
-
-  async getSubscription(principal: Principal, id: string): Promise<Record<string, unknown>> {
-    return subscriptionJson(await subscriptions.ownedSubscription(this.db, principal, id));
-  }
-
-  listSubscriptions(
+  createSubscription(
     principal: Principal,
-    args: { queueId: string; limit: number; cursor?: string },
-  ): Promise<Page<Record<string, unknown>>> {
+    input: Parameters<typeof subscriptions.createSubscription>[2],
+    write: WriteKey<SubscriptionRecord>,
+  ): Promise<Written<SubscriptionRecord>> {
+    return subscriptions.createSubscription(this.db, principal, input, write, Date.now());
+  }
+
+  getSubscription(principal: Principal, id: string): Promise<SubscriptionRecord> {
+    return subscriptions.ownedSubscription(this.db, principal, id);
+  }
+
+  listSubscriptions(principal: Principal, args: { queueId: string; limit: number; cursor?: string }): Promise<Page<SubscriptionRecord>> {
     return subscriptions.listSubscriptions(this.db, this.cursors, principal, args);
   }
 
   configureSubscription(
     principal: Principal,
     id: string,
-    key: string,
-    digest: string,
-    input: subscriptions.ConfigureInput,
-  ): Promise<Receipt> {
-    return subscriptions.configureSubscription(this.db, principal, id, key, digest, input, Date.now());
+    input: Parameters<typeof subscriptions.configureSubscription>[3],
+    write: WriteKey<SubscriptionRecord>,
+  ): Promise<Written<SubscriptionRecord>> {
+    return subscriptions.configureSubscription(this.db, principal, id, input, write, Date.now());
   }
 
-  retireSubscription(principal: Principal, id: string, key: string, digest: string, input: subscriptions.RetireInput): Promise<Receipt> {
-    return subscriptions.retireSubscription(this.db, principal, id, key, digest, input, Date.now());
+  retireSubscription(
+    principal: Principal,
+    id: string,
+    input: Parameters<typeof subscriptions.retireSubscription>[3],
+    write: WriteKey<SubscriptionRecord>,
+  ): Promise<Written<SubscriptionRecord>> {
+    return subscriptions.retireSubscription(this.db, principal, id, input, write, Date.now());
   }
 
   // --- the delivery engine ---------------------------------------------------------------------
@@ -257,7 +267,7 @@ export class Store {
   listSessions(
     principal: Principal,
     args: { subscriptionId: string; limit: number; cursor?: string; nodeTtlMs: number },
-  ): Promise<Page<Record<string, unknown>>> {
+  ): Promise<Page<SessionRecord>> {
     return cluster.listSessions(this.db, this.cursors, principal, args);
   }
 
@@ -289,10 +299,7 @@ export class Store {
   }
 
   /** The subscription's audit trail, newest first. */
-  listHistory(
-    principal: Principal,
-    args: { subscriptionId: string; limit: number; cursor?: string },
-  ): Promise<Page<Record<string, unknown>>> {
+  listHistory(principal: Principal, args: { subscriptionId: string; limit: number; cursor?: string }): Promise<Page<HistoryRecord>> {
     return listHistory(this.db, this.cursors, principal, args);
   }
 
@@ -301,21 +308,20 @@ export class Store {
   listDeliveries(
     principal: Principal,
     args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string },
-  ): Promise<Page<Record<string, unknown>>> {
+  ): Promise<Page<Delivery>> {
     return deliveries.listDeliveries(this.db, this.cursors, principal, args);
   }
 
-  getDelivery(principal: Principal, subscriptionId: string, deliveryId: string): Promise<Record<string, unknown>> {
+  getDelivery(principal: Principal, subscriptionId: string, deliveryId: string): ReturnType<typeof deliveries.getDelivery> {
     return deliveries.getDelivery(this.db, principal, subscriptionId, deliveryId);
   }
 
   retryDelivery(
     principal: Principal,
     ids: { subscriptionId: string; deliveryId: string },
-    key: string,
-    digest: string,
-    input: deliveries.RetryInput,
-  ): Promise<Receipt> {
-    return deliveries.retryExpiredDelivery(this.db, principal, ids, key, digest, input);
+    input: Parameters<typeof deliveries.retryExpiredDelivery>[3],
+    write: WriteKey<Delivery>,
+  ): Promise<Written<Delivery>> {
+    return deliveries.retryExpiredDelivery(this.db, principal, ids, input, write);
   }
 }

@@ -11,14 +11,12 @@ import type { PageCursors } from '../domain/page-cursor.ts';
 import { orThrow } from '../domain/decision.ts';
 import { decideConfigure, decideCreate, decideRetire, historyExpired, type SubscriptionRecord } from '../domain/subscription.ts';
 import { audit } from './audit.ts';
-import { idempotent, type IdempotencyScope, type Receipt } from './idempotency.ts';
+import { idempotent, scopeOf, type WriteKey, type Written } from './idempotency.ts';
 import type { Principal } from './principal.ts';
-import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, subscriptionJson, toSubscription } from './records.ts';
+import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, toSubscription } from './records.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
 import { certifiedLock, num, pendingState, PHRASES, type Database, type Sql } from './sql.ts';
-
-export type CreateSubscriptionInput = CreateSubscriptionRequest;
 
 /** Loads a subscription the principal owns, or throws NOT_FOUND (another credential's looks absent). */
 export async function ownedSubscription(db: Sql, principal: Principal, id: string, lock = false): Promise<SubscriptionRecord> {
@@ -36,20 +34,15 @@ export async function requireQueue(db: Sql, principal: Principal, queueId: strin
   if (!row) throw new OrbitError('NOT_FOUND', 'queue not found');
 }
 
-function withScope(principal: Principal, scope: string, key: string, digest: string): IdempotencyScope {
-  return { credentialId: principal.credentialId, scope, key, digest };
-}
-
 export async function createSubscription(
   db: Database,
   principal: Principal,
-  key: string,
-  digest: string,
-  input: CreateSubscriptionInput,
+  input: CreateSubscriptionRequest,
+  write: WriteKey<SubscriptionRecord>,
   now: number,
-): Promise<Receipt> {
+): Promise<Written<SubscriptionRecord>> {
   await requireQueue(db, principal, input.queue_id);
-  return idempotent(db, withScope(principal, 'subscriptions.create', key, digest), async (tx) => {
+  return idempotent(db, scopeOf(principal.credentialId, 'subscriptions.create', write), write.render, async (tx) => {
     // The namespace row serializes creations, so the limit and the name check cannot race.
     await tx.all(`SELECT id FROM namespaces WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [principal.namespaceId]);
     await certifiedLock(tx, 'namespaces', [principal.namespaceId]);
@@ -82,14 +75,14 @@ export async function createSubscription(
         record.credentialId,
         record.queueId,
         record.name,
-        '1',
-        1,
+        record.revision.toString(),
+        record.enabled ? 1 : 0,
         record.types.join(','),
         record.cursorSequence.toString(),
         record.maxPending,
         record.maxAttempts,
-        now,
-        now,
+        record.createdAt,
+        record.updatedAt,
         record.name,
       ],
     );
@@ -98,11 +91,11 @@ export async function createSubscription(
       credentialId: principal.credentialId,
       action: 'create',
       reason: '',
-      revision: 1n,
+      revision: record.revision,
       detail: { from_sequence: record.cursorSequence.toString() },
       now,
     });
-    return { status: 201, data: { subscription: subscriptionJson(record) } };
+    return { value: record };
   });
 }
 
@@ -111,7 +104,7 @@ export async function listSubscriptions(
   cursors: PageCursors,
   principal: Principal,
   args: { queueId: string; limit: number; cursor?: string },
-): Promise<Page<Record<string, unknown>>> {
+): Promise<Page<SubscriptionRecord>> {
   await requireQueue(db, principal, args.queueId);
   return newestFirst(db, cursors, {
     scope: `subscriptions|${principal.namespaceId}|${principal.credentialId}|${args.queueId}`,
@@ -121,22 +114,18 @@ export async function listSubscriptions(
     limit: args.limit,
     cursor: args.cursor,
     toRecord: toSubscription,
-    toJson: subscriptionJson,
   });
 }
-
-export type ConfigureInput = ConfigureSubscriptionRequest;
 
 export async function configureSubscription(
   db: Database,
   principal: Principal,
   id: string,
-  key: string,
-  digest: string,
-  input: ConfigureInput,
+  input: ConfigureSubscriptionRequest,
+  write: WriteKey<SubscriptionRecord>,
   now: number,
-): Promise<Receipt> {
-  return idempotent(db, withScope(principal, `configure:${id}`, key, digest), async (tx) => {
+): Promise<Written<SubscriptionRecord>> {
+  return idempotent(db, scopeOf(principal.credentialId, `configure:${id}`, write), write.render, async (tx) => {
     const next = orThrow(decideConfigure(await ownedSubscription(tx, principal, id, true), input, now));
     await tx.run('UPDATE subscriptions SET enabled = ?, revision = ?, updated_at = ? WHERE id = ?', [
       next.enabled ? 1 : 0,
@@ -153,22 +142,19 @@ export async function configureSubscription(
       detail: { enabled: next.enabled },
       now,
     });
-    return { status: 200, data: { subscription: subscriptionJson(next) } };
+    return { value: next };
   });
 }
-
-export type RetireInput = RetireSubscriptionRequest;
 
 export async function retireSubscription(
   db: Database,
   principal: Principal,
   id: string,
-  key: string,
-  digest: string,
-  input: RetireInput,
+  input: RetireSubscriptionRequest,
+  write: WriteKey<SubscriptionRecord>,
   now: number,
-): Promise<Receipt> {
-  return idempotent(db, withScope(principal, `retire:${id}`, key, digest), async (tx) => {
+): Promise<Written<SubscriptionRecord>> {
+  return idempotent(db, scopeOf(principal.credentialId, `retire:${id}`, write), write.render, async (tx) => {
     const current = await ownedSubscription(tx, principal, id, true);
     const [open] = await tx.all(`SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND ${pendingState('state')}`, [id]);
     const position = await logPosition(tx);
@@ -188,8 +174,9 @@ export async function retireSubscription(
     );
     const retiredSequence = retired.retiredSequence!.toString();
     await tx.run(
-      'UPDATE subscriptions SET enabled = 0, active_name = NULL, retired_at = ?, retired_sequence = ?, revision = ?, updated_at = ? WHERE id = ?',
-      [retired.retiredAt, retiredSequence, retired.revision.toString(), retired.updatedAt, id],
+      // active_name NULL frees the name for a new subscription (spec/README.md, Subscriptions).
+      'UPDATE subscriptions SET enabled = ?, active_name = NULL, retired_at = ?, retired_sequence = ?, revision = ?, updated_at = ? WHERE id = ?',
+      [retired.enabled ? 1 : 0, retired.retiredAt, retiredSequence, retired.revision.toString(), retired.updatedAt, id],
     );
     await audit(tx, {
       subscriptionId: id,
@@ -200,6 +187,6 @@ export async function retireSubscription(
       detail: { retired_sequence: retiredSequence },
       now,
     });
-    return { status: 200, data: { subscription: subscriptionJson(retired) } };
+    return { value: retired };
   });
 }

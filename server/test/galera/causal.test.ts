@@ -7,9 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
-import { subscribe } from '../fixtures.ts';
-import { api, eventually, startTestServer, type TestServer } from '../harness.ts';
-import { TestSocket, type Frame } from '../ws-client.ts';
+import { api, eventually, type Frame, startTestServer, subscribe, type TestServer, TestSocket } from '@orbit/testing';
 import { clusterDatabase, type ClusterDatabase } from './cluster.ts';
 
 const ROUNDS = 40;
@@ -27,7 +25,11 @@ describe('causal reads across Galera nodes', () => {
     store = await Store.open(database.urls[0]!);
     for (const url of database.urls) {
       servers.push(
-        await startTestServer('mysql', { ORBIT_POLL_INTERVAL_MS: '50', ORBIT_LEASE_DURATION_MS: '2000' }, { url, drop: async () => {} }),
+        await startTestServer(
+          'mysql',
+          { ORBIT_POLL_INTERVAL_MS: '50', ORBIT_LEASE_DURATION_MS: '2000' },
+          { url, name: database.name, drop: async () => {} },
+        ),
       );
     }
   });

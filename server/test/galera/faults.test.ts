@@ -15,9 +15,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
-import { subscribe } from '../fixtures.ts';
-import { spawnServer, type ServerProcess } from '../processes.ts';
-import { TestSocket, type Frame } from '../ws-client.ts';
+import { type Frame, type ServerProcess, spawnServer, subscribe, TestSocket } from '@orbit/testing';
 import { clusterDatabase, conflictCounters, galera, NODE_URLS, onNode, type ClusterDatabase } from './cluster.ts';
 
 const RESULTS = 1000;

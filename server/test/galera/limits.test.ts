@@ -6,8 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SUBSCRIPTION_LIMIT } from '../../src/domain/subscription.ts';
-import { subscribe } from '../fixtures.ts';
-import { api, startTestServer, type TestServer } from '../harness.ts';
+import { api, startTestServer, subscribe, type TestServer } from '@orbit/testing';
 import { clusterDatabase, type ClusterDatabase } from './cluster.ts';
 
 const ROUNDS = 4;
@@ -18,7 +17,7 @@ describe('locked decisions across Galera nodes', () => {
 
   beforeAll(async () => {
     database = clusterDatabase();
-    for (const url of database.urls) servers.push(await startTestServer('mysql', {}, { url, drop: async () => {} }));
+    for (const url of database.urls) servers.push(await startTestServer('mysql', {}, { url, name: database.name, drop: async () => {} }));
   });
   afterAll(async () => {
     for (const server of servers) await server.stop();

@@ -1,8 +1,9 @@
 /**
  * @module
- * The HTTP envelope (seed §1): every response is `{request_id, data}` or `{request_id, error}`,
- * carries `X-Request-ID` and `Cache-Control: no-store`, and is written with the strict codec's
- * serializer so stored raw JSON goes out byte for byte.
+ * The envelope (spec/rules.md#s1-18): every HTTP answer, and every refusal of a WebSocket upgrade,
+ * is `{request_id, data}` or `{request_id, error}`, carries `X-Request-ID` and
+ * `Cache-Control: no-store`, and is written with the strict codec's serializer so stored raw JSON
+ * goes out byte for byte. An error's HTTP status comes from the one error table (`@orbit/spec/errors`).
  */
 import { stringify } from '@orbit/spec/codec';
 import { ERROR_TABLE, OrbitError } from '@orbit/spec/errors';

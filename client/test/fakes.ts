@@ -1,13 +1,13 @@
 /**
  * @module
- * Test-only helpers for the unit tests of this package: contract-valid fake deliveries and an
- * in-memory `EventStream`. Not exported from the package entry point.
+ * Test-only helpers for the unit tests of this package (client/src/*.test.ts): contract-valid fake
+ * deliveries and an in-memory `EventStream`. Under test/, so the package never ships them.
  */
 import { randomBytes } from 'node:crypto';
 import { encodeBase64url, RawJson } from '@orbit/spec/codec';
-import { ConnectionClosedError } from './errors.ts';
-import type { AckProof, AckResult, CloseInfo, Delivery, PingResult, Welcome } from './events.ts';
-import type { EventStream } from './consumer.ts';
+import { ConnectionClosedError } from '../src/errors.ts';
+import type { AckProof, AckResult, CloseInfo, Delivery, PingResult, Welcome } from '../src/events.ts';
+import type { EventStream } from '../src/consumer.ts';
 import type { OrbitError } from '@orbit/spec/errors';
 
 export function id(): string {

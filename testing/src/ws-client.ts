@@ -1,5 +1,6 @@
 /**
- * A raw orbit.events.v1 test client over a real socket. Every server frame is parsed with the
+ * @module
+ * The one raw orbit.events.v1 test client over a real socket. Every server frame is parsed with the
  * strict codec and checked against the generated `serverFrame` validator; a frame that does not
  * match fails the test that reads it.
  */
@@ -7,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { parseStrict } from '@orbit/spec/codec';
 import { validateServerFrame } from '@orbit/generated';
-
 import { SUBPROTOCOL as PROTOCOL } from '@orbit/spec/protocol';
 
 export { PROTOCOL };
@@ -45,7 +45,7 @@ export class TestSocket {
             ['body', 'event', 'details'],
           ],
         }) as Frame;
-      } catch (error) {
+      } catch {
         this.invalid.push(`not strict JSON: ${text}`);
         return;
       }

@@ -1,15 +1,16 @@
 /**
- * API shortcuts shared by the engine and operations suites, and a self-signed certificate made at
- * test time.
+ * @module
+ * API shortcuts that tests use to set up a scene: publish results, create and configure a
+ * subscription, list its deliveries. Each one throws when the server does not answer as the
+ * contract says, so a broken setup fails the test that needed it.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { expect } from 'vitest';
-import { api } from './harness.ts';
+import { type ApiResponse, api } from './http.ts';
 
 export const TASK = '66666666666666666666666666666666';
+
+function expectStatus(response: ApiResponse, status: number, what: string): void {
+  if (response.status !== status) throw new Error(`${what}: expected ${status}, got ${response.status}: ${response.text}`);
+}
 
 export async function publish(base: string, token: string, queueId: string, n = 1, type = 'task.succeeded'): Promise<void> {
   for (let i = 0; i < n; i++) {
@@ -18,7 +19,7 @@ export async function publish(base: string, token: string, queueId: string, n = 
       key: `p-${Math.random()}`,
       body: { type, task_id: TASK, task_revision: String(i + 1) },
     });
-    expect(r.status).toBe(201);
+    expectStatus(r, 201, 'publish');
   }
 }
 
@@ -29,7 +30,7 @@ export async function subscribe(base: string, token: string, queueId: string, ex
     body: { name: `s${Math.random().toString(36).slice(2, 10)}`, queue_id: queueId, ...extra },
     expect: 'validateSubscriptionResult',
   });
-  expect(r.status, r.text).toBe(201);
+  expectStatus(r, 201, 'create subscription');
   return r.json.data.subscription;
 }
 
@@ -40,42 +41,11 @@ export async function configure(base: string, token: string, id: string, enabled
     key: `c-${Math.random()}`,
     body: { expected_revision: current.json.data.revision, enabled, reason: 'test' },
   });
-  expect(r.status).toBe(200);
+  expectStatus(r, 200, 'configure subscription');
 }
 
 export async function deliveries(base: string, token: string, subscriptionId: string): Promise<any[]> {
   const r = await api(base, 'GET', `/v1/subscriptions/${subscriptionId}/deliveries?limit=100`, { token, expect: 'validateDeliveryList' });
-  expect(r.status).toBe(200);
+  expectStatus(r, 200, 'list deliveries');
   return r.json.data.items;
-}
-
-/** A self-signed P-256 certificate for 127.0.0.1 in a new temp dir. */
-export function selfSignedCertificate(): { dir: string; cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'orbit-tls-'));
-  const cert = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { dir, cert, key };
 }

@@ -1,11 +1,20 @@
 /**
+ * @module
  * Real `orbit` processes for tests: `orbit serve` on a loopback port it reports in its first log
  * line (several nodes, kills, restarts, TLS), and one-shot CLI commands.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
 
-export const ORBIT_BIN = fileURLToPath(new URL('../bin/orbit.mjs', import.meta.url));
+/** The `orbit` command of the server package, found through its manifest's `bin` (what `npx orbit` runs). */
+export const ORBIT_BIN = ((): string => {
+  const manifest = createRequire(import.meta.url).resolve('@orbit/server/package.json');
+  const { bin } = JSON.parse(readFileSync(manifest, 'utf8')) as { bin: { orbit: string } };
+  return join(dirname(manifest), bin.orbit);
+})();
 
 export interface CliRun {
   readonly code: number | null;
@@ -107,7 +116,6 @@ export function spawnServer(
 
 /** A free loopback port (bound, read, released). */
 export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -1,0 +1,116 @@
+/**
+ * @module
+ * The contract's JSON shapes, rendered from the store's records: one mapper per shape, used by the
+ * HTTP API and the WebSocket frames alike. Times are epoch milliseconds in records and UTC RFC 3339
+ * strings on the wire; counters and versions are uint64 decimal strings; a result's `details` and
+ * `result` go out as the exact text that was published (spec/README.md, Results).
+ */
+import { trustedRawJson } from '@orbit/spec/codec';
+import type {
+  EventDelivery,
+  ResultEvent,
+  ResultSnapshot,
+  Subscription,
+  SubscriptionHistoryEntry,
+  SubscriptionSession,
+} from '@orbit/generated';
+import type { Delivery } from '../domain/delivery.ts';
+import { TASK_STATE, type SubscriptionRecord } from '../domain/subscription.ts';
+import type { HistoryRecord, ResultRecord, SessionRecord } from '../store/records.ts';
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function subscriptionJson(s: SubscriptionRecord): Subscription {
+  return {
+    id: s.id,
+    queue_id: s.queueId,
+    credential_id: s.credentialId,
+    name: s.name,
+    revision: s.revision.toString(),
+    enabled: s.enabled,
+    types: s.types as Subscription['types'],
+    cursor_sequence: s.cursorSequence.toString(),
+    pending_count: s.pendingCount,
+    max_pending: s.maxPending,
+    max_attempts: s.maxAttempts,
+    created_at: iso(s.createdAt),
+    updated_at: iso(s.updatedAt),
+    ...(s.retiredAt !== null ? { retired_at: iso(s.retiredAt) } : {}),
+    ...(s.retiredSequence !== null ? { retired_sequence: s.retiredSequence.toString() } : {}),
+  };
+}
+
+/** The public EventDelivery: no secret, no digest, no session. */
+export function deliveryJson(d: Delivery): EventDelivery {
+  return {
+    id: d.id,
+    subscription_id: d.subscriptionId,
+    event_id: d.eventId,
+    sequence: d.sequence.toString(),
+    revision: d.revision.toString(),
+    state: d.state,
+    created_at: iso(d.createdAt),
+    available_at: iso(d.availableAt),
+    lease_epoch: d.leaseEpoch.toString(),
+    attempts: d.attempts,
+    attempt_budget: d.attemptBudget,
+    ...(d.state === 'LEASED' && d.leaseUntil !== null ? { lease_until: iso(d.leaseUntil) } : {}),
+    ...(d.state === 'ACKED' && d.acknowledgedAt !== null ? { acknowledged_at: iso(d.acknowledgedAt) } : {}),
+  };
+}
+
+/** The immutable ResultEvent; `details` and `result` are the stored text, verbatim. */
+export function eventJson(r: ResultRecord): ResultEvent {
+  const snapshot: ResultSnapshot = {
+    schema_version: 1,
+    task_id: r.taskId,
+    queue_id: r.queueId,
+    state: TASK_STATE[r.type] as ResultSnapshot['state'],
+    revision: r.taskRevision,
+    effect_uncertain: r.effectUncertain,
+    ...(r.result !== null ? { result: trustedRawJson(r.result) } : {}),
+    ...(r.currentAttemptId !== null ? { current_attempt_id: r.currentAttemptId } : {}),
+  };
+  return {
+    id: r.id,
+    sequence: r.sequence.toString(),
+    type: r.type,
+    aggregate_kind: 'task',
+    aggregate_id: r.taskId,
+    aggregate_revision: r.taskRevision,
+    occurred_at: iso(r.occurredAt),
+    // RawJson stands for the object it holds; the serializer writes its text.
+    details: trustedRawJson(r.details) as unknown as ResultEvent['details'],
+    snapshot,
+  };
+}
+
+/** Which `detail` fields each history entry may carry; anything else an older row holds stays internal. */
+const DETAIL_FIELDS = ['from_sequence', 'retired_sequence', 'additional_attempts', 'attempt_budget'] as const;
+
+export function historyJson(h: HistoryRecord): SubscriptionHistoryEntry {
+  const entry: Record<string, unknown> = {
+    id: h.id,
+    action: h.action,
+    reason: h.reason,
+    revision: h.revision.toString(),
+    created_at: iso(h.createdAt),
+  };
+  if (h.deliveryId !== null) entry.delivery_id = h.deliveryId;
+  for (const field of DETAIL_FIELDS) if (h.detail[field] !== undefined) entry[field] = h.detail[field];
+  return entry as SubscriptionHistoryEntry;
+}
+
+export function sessionJson(s: SessionRecord): SubscriptionSession {
+  return {
+    session_id: s.id,
+    node_id: s.nodeId,
+    capacity: s.capacity,
+    leases_held: s.leasesHeld,
+    connected_at: iso(s.createdAt),
+    last_seen_at: iso(s.lastSeenAt),
+    node_last_seen_at: iso(s.nodeLastSeenAt),
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * @module
+ * Fresh, empty databases on both stores: a temp SQLite file, or a uniquely named MySQL database
+ * that `drop()` removes again.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
+
+export const STORES = ['sqlite', 'mysql'] as const;
+export type StoreKind = (typeof STORES)[number];
+
+export const MYSQL_ROOT = process.env.ORBIT_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
+
+export interface TestDatabase {
+  readonly url: string;
+  /** The database's name (MySQL) or file (SQLite): what a log line may show, unlike `url`, which can hold a password. */
+  readonly name: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A new, empty database: a temp SQLite file, or a uniquely named MySQL database (`prefix_<hex>`
+ * on the server at `mysqlRoot`). The benchmark uses it too, with its own prefix and server.
+ */
+export async function freshDatabase(kind: StoreKind, options: { prefix?: string; mysqlRoot?: string } = {}): Promise<TestDatabase> {
+  const prefix = options.prefix ?? 'orbit_t';
+  const root = options.mysqlRoot ?? MYSQL_ROOT;
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
+    const file = join(dir, 'orbit.db');
+    return { url: `sqlite:${file}`, name: file, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  return {
+    url: `${root}/${name}`,
+    name,
+    async drop() {
+      const conn = await mysql.createConnection({ uri: root });
+      try {
+        await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
+      } finally {
+        await conn.end();
+      }
+    },
+  };
+}

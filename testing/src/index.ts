@@ -1,0 +1,24 @@
+/**
+ * @module
+ * The repository's shared test support (never published): databases on both stores, in-process
+ * servers and real `orbit` processes, the checked management API helper, setup shortcuts, and the
+ * one raw orbit.events.v1 test client.
+ */
+export { freshDatabase, MYSQL_ROOT, STORES, type StoreKind, type TestDatabase } from './databases.ts';
+export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
+export { type ApiResponse, api } from './http.ts';
+export {
+  type CliRun,
+  cleanEnv,
+  freePort,
+  ORBIT_BIN,
+  type OrbitProcess,
+  runOrbit,
+  type ServerProcess,
+  serveOrbit,
+  spawnServer,
+} from './processes.ts';
+export { ALL_PERMISSIONS, startTestServer, type TestServer } from './servers.ts';
+export { selfSignedCertificate } from './tls.ts';
+export { eventually } from './wait.ts';
+export { type Frame, messageId, PROTOCOL, TestSocket } from './ws-client.ts';
