@@ -28,10 +28,6 @@ export function normalizeTypes(types: readonly string[] | undefined): ResultType
   return RESULT_TYPES.filter((t) => types.includes(t));
 }
 
-export function isResultType(type: string): type is ResultType {
-  return (RESULT_TYPES as readonly string[]).includes(type);
-}
-
 /** `0` or omitted picks the default. */
 export function effectiveMaxPending(value: number | undefined): number {
   return value === undefined || value === 0 ? DEFAULT_MAX_PENDING : value;
