@@ -17,6 +17,7 @@ import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../wire/
 import type { Principal, Store } from '../store/store.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
+import { redeliveryPolicy } from '../domain/delivery.ts';
 import { ClaimPool } from './scheduler.ts';
 import { ACCESS_MAX_STALENESS_MS, AccessView } from './access.ts';
 import { CLOSE, Session, type SessionDeps } from './session.ts';
@@ -108,6 +109,7 @@ export class EventGateway {
       access: this.access,
       node: this.registered,
       settings,
+      policy: redeliveryPolicy(settings),
       log,
       ...(hooks ? { hooks } : {}),
     };

@@ -11,6 +11,7 @@ import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spe
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
 import { decideConsumeAccess } from '../domain/access.ts';
+import type { RedeliveryPolicy } from '../domain/delivery.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import type { ClaimOutcome, Claimed, Principal, Store } from '../store/store.ts';
@@ -36,6 +37,8 @@ export interface SessionDeps {
   /** This node's id in the `nodes` table; resolves once the node is registered. */
   readonly node: Promise<string>;
   readonly settings: Settings;
+  /** Made from `settings` once, for every claim of every session on this node. */
+  readonly policy: RedeliveryPolicy;
   readonly log: Log;
   /** Metrics hooks (optional). */
   readonly hooks?: EngineHooks;
@@ -125,7 +128,7 @@ export class Session implements Claimant {
         subscriptionId: this.subscriptionId,
         sessions: requests.map((r) => ({ id: r.session.sessionId!, room: r.room })),
         leaseMs: this.deps.settings.leaseDurationMs,
-        policy: { backoffMs: this.deps.settings.redeliveryBackoffMs, backoffMaxMs: this.deps.settings.redeliveryBackoffMaxMs },
+        policy: this.deps.policy,
       });
     } catch (error) {
       this.deps.log('error', 'claim failed', { session_id: this.sessionId, error: String(error) });
