@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimContext } from '../src/store/claims.ts';
+import { PHRASES } from '../src/store/sql.ts';
 import { SUBSCRIPTION_SELECT } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
 import { freshDatabase, type TestDatabase } from '@orbit/testing';
@@ -57,7 +58,7 @@ describe('a claim on mysql', () => {
     const lockTaken = new Promise<void>((resolve) => (locked = resolve));
     const claim = claimer.db.transaction(async (tx) => {
       await tx.all(`SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ? FOR UPDATE`, [subscriptionId]);
-      const [row] = await tx.all(claimContext('mysql', 1), [subscriptionId, subscriptionId, subscriptionId, hex32()]);
+      const [row] = await tx.all(claimContext(PHRASES.mysql, 1), [subscriptionId, subscriptionId, subscriptionId, hex32()]);
       expect(row?.next_expiry).toBeDefined();
       locked();
       await held;

@@ -33,7 +33,7 @@ import {
 import { matchingResults } from './results.ts';
 import type { DatabaseClock } from './clock.ts';
 import { openSession } from './sessions.ts';
-import { big, num, numOrNull, PHRASES, type Database, type Dialect, type Row, type Sql } from './sql.ts';
+import { big, num, numOrNull, type Database, type Row, type Sql, type SqlPhrases } from './sql.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
 /** Rows one claim examines at most, whatever the capacity: keeps each transaction short. */
@@ -99,10 +99,7 @@ export interface ClaimRequest {
  * to choose, both planners took an index with `available_at` and sorted every PENDING row, which on
  * MySQL also locked them all: the claim's slowest statement (4.9 ms p50 at 4 × 32, 2.4 with the hint).
  */
-const CANDIDATE_INDEX: Readonly<Record<Dialect, string>> = {
-  mysql: ' FORCE INDEX (deliveries_by_state)',
-  sqlite: ' INDEXED BY deliveries_by_state',
-};
+const CANDIDATE_INDEX = 'deliveries_by_state';
 
 /**
  * What a claim reads once it holds the subscription's lock, in one statement: the log position,
@@ -112,8 +109,8 @@ const CANDIDATE_INDEX: Readonly<Record<Dialect, string>> = {
  * older than a prune that committed meanwhile would let the claim go on below it. These reads take
  * no locks, so appenders and ACKs never wait for claims.
  */
-export function claimContext(dialect: Dialect, sessions: number): string {
-  const now = PHRASES[dialect].nowMs;
+export function claimContext(phrases: SqlPhrases, sessions: number): string {
+  const now = phrases.nowMs;
   const ids = Array.from({ length: Math.max(sessions, 1) }, () => '?').join(', ');
   return `SELECT h.head_sequence, h.retention_boundary, ${now} AS now,
       (SELECT MIN(l.lease_until) FROM deliveries l WHERE l.subscription_id = ? AND l.state = 'LEASED') AS next_expiry,
@@ -138,7 +135,7 @@ function slotsOf(request: ClaimRequest, context: readonly Row[]): { slots: { id:
 export async function claim(db: Database, clock: DatabaseClock, request: ClaimRequest): Promise<ClaimOutcome> {
   const sentAt = Date.now();
   return db.transaction(async (tx) => {
-    const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [
+    const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ?${tx.phrases.forUpdate}`, [
       request.subscriptionId,
     ]);
     if (!row) return { kind: 'retired' as const };
@@ -146,7 +143,7 @@ export async function claim(db: Database, clock: DatabaseClock, request: ClaimRe
     if (subscription.retiredAt !== null) return { kind: 'retired' as const };
     if (!subscription.enabled) return { kind: 'paused' as const };
     const ids = request.sessions.map((s) => s.id);
-    const context = await tx.all(claimContext(tx.dialect, ids.length), [
+    const context = await tx.all(claimContext(tx.phrases, ids.length), [
       subscription.id,
       subscription.id,
       subscription.id,
@@ -169,7 +166,7 @@ export async function claim(db: Database, clock: DatabaseClock, request: ClaimRe
     if (max === 0) return { kind: 'claimed' as const, items: [], more: false, full, lost };
     // Locked: a late ACK may be settling one of these PENDING rows right now.
     const candidates = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries${CANDIDATE_INDEX[tx.dialect]} WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${max + 1}${PHRASES[tx.dialect].forUpdate}`,
+      `SELECT ${DELIVERY_COLUMNS} FROM deliveries${tx.phrases.useIndex(CANDIDATE_INDEX)} WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${max + 1}${tx.phrases.forUpdate}`,
       [subscription.id, now],
     );
     // Each session takes as many as it has room for, in turn.
@@ -330,7 +327,7 @@ export async function acknowledgeAll(db: Database, requests: readonly AckRequest
   return db.transaction(async (tx) => {
     const ids = [...new Set(requests.map((r) => r.deliveryId))].sort();
     const rows = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS}, ${PHRASES[tx.dialect].nowMs} AS now FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${PHRASES[tx.dialect].forUpdate}`,
+      `SELECT ${DELIVERY_COLUMNS}, ${tx.phrases.nowMs} AS now FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${tx.phrases.forUpdate}`,
       ids,
     );
     // The database's time, the same on every row; without a row nothing is acknowledged.

@@ -1,7 +1,7 @@
 /**
  * @module
  * The database's clock as this node last saw it. Leases are decided in SQL with the database's
- * time (`PHRASES.nowMs`), so nodes with skewed clocks agree on them; statements that read that time
+ * time (`phrases.nowMs`), so nodes with skewed clocks agree on them; statements that read that time
  * report it here, and the node uses the offset wherever it shows or estimates a database time
  * without a round trip (`server_time` in frames, a session's guess at its free capacity).
  */

@@ -11,11 +11,11 @@ import type { PageCursors } from '../domain/page-cursor.ts';
 import { newestFirst, type Page } from './paging.ts';
 import type { Principal } from './principal.ts';
 import { toSession, type SessionRecord } from './records.ts';
-import { num, pendingState, PHRASES, type Sql } from './sql.ts';
+import { num, pendingState, type Sql } from './sql.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
 /** The condition that node row `n` is live; takes the node timeout (ms) as its one parameter. */
-const liveNode = (sql: Sql) => `n.last_seen_at >= ${PHRASES[sql.dialect].nowMs} - ?`;
+const liveNode = (sql: Sql) => `n.last_seen_at >= ${sql.phrases.nowMs} - ?`;
 
 /** The subscription's sessions on every live node, newest first (spec/openapi.yaml ListSubscriptionSessions). */
 export async function listSessions(
@@ -25,7 +25,7 @@ export async function listSessions(
   args: { subscriptionId: string; limit: number; cursor?: string; nodeTtlMs: number },
 ): Promise<Page<SessionRecord>> {
   await ownedSubscription(db, principal, args.subscriptionId);
-  const now = PHRASES[db.dialect].nowMs;
+  const now = db.phrases.nowMs;
   // A derived table, so that the pager's `created_at` and `id` name the session's columns.
   const listed = `SELECT s.id, s.node_id, s.capacity, s.connected_at AS created_at, s.last_seen_at, n.last_seen_at AS node_last_seen_at,
       (SELECT COUNT(*) FROM deliveries d

@@ -14,7 +14,7 @@ import { idempotent, scopeOf, type WriteKey, type Written } from './idempotency.
 import type { Principal } from './principal.ts';
 import { DELIVERY_COLUMNS, toDelivery, type ResultRecord } from './records.ts';
 import { resultBySequence } from './results.ts';
-import { num, PHRASES, type Database, type Sql } from './sql.ts';
+import { num, type Database, type Sql } from './sql.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
@@ -39,7 +39,7 @@ export async function listDeliveries(
 /** The subscription's delivery with that id, or null: a delivery of another subscription is never found. */
 async function findDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery | null> {
   const [row] = await db.all(
-    `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${lock ? PHRASES[db.dialect].forUpdate : ''}`,
+    `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${lock ? db.phrases.forUpdate : ''}`,
     [deliveryId, subscriptionId],
   );
   return row ? toDelivery(row) : null;
@@ -71,7 +71,7 @@ export async function retryExpiredDelivery(
     const subscription = await ownedSubscription(tx, principal, ids.subscriptionId, true);
     const delivery = await findDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
     // available_at is compared with the database's clock by claims: set it with that clock.
-    const [clock] = await tx.all(`SELECT ${PHRASES[tx.dialect].nowMs} AS now`);
+    const [clock] = await tx.all(`SELECT ${tx.phrases.nowMs} AS now`);
     const now = num(clock!.now);
     const next = orThrow(decideRetry({ subscription, delivery, now }, input));
     await tx.run('UPDATE deliveries SET state = ?, attempt_budget = ?, available_at = ?, revision = ? WHERE id = ?', [

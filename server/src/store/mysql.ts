@@ -13,7 +13,7 @@
  * the cluster does not fail every request at once. docs/operations.md has the Galera section.
  */
 import mysql from 'mysql2/promise';
-import { redactDatabaseUrl, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
+import { PHRASES, redactDatabaseUrl, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
 
 /** Lost a deadlock (on Galera also: failed certification or was aborted by a replicated write); a lock wait timed out. */
 const CONFLICT_ERRNO = new Set([1213, 1205]);
@@ -52,6 +52,7 @@ function query(target: CallbackQueryable, sql: string, params: readonly unknown[
 
 class Connection implements Sql {
   readonly dialect = 'mysql' as const;
+  readonly phrases = PHRASES.mysql;
   constructor(
     private readonly target: CallbackQueryable,
     readonly galera: boolean,
@@ -75,6 +76,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class MysqlDatabase implements Database {
   readonly dialect = 'mysql' as const;
+  readonly phrases = PHRASES.mysql;
   readonly description: string;
   readonly galera: boolean;
   private readonly pool: mysql.Pool;

@@ -7,7 +7,7 @@
  * period the operator chose, then stops.
  */
 import { newId, newToken, sha256Hex } from '../crypto.ts';
-import { PHRASES, num, numOrNull, type Sql } from './sql.ts';
+import { num, numOrNull, type Sql } from './sql.ts';
 
 export { PERMISSIONS, type Permission } from '@orbit/generated';
 
@@ -72,7 +72,7 @@ async function ensureNamed(
   const params = namespaceId === null ? [name] : [name, namespaceId];
   const columns = namespaceId === null ? '(id, name, created_at)' : '(id, name, created_at, namespace_id)';
   const values = namespaceId === null ? [newId(), name, now] : [newId(), name, now, namespaceId];
-  await tx.run(`${PHRASES[tx.dialect].insertIgnore} INTO ${table} ${columns} VALUES (${values.map(() => '?').join(', ')})`, values);
+  await tx.run(`${tx.phrases.insertIgnore} INTO ${table} ${columns} VALUES (${values.map(() => '?').join(', ')})`, values);
   const [row] = await tx.all(`SELECT id FROM ${table} WHERE name = ?${scope}`, params);
   return String(row!.id);
 }
@@ -198,9 +198,7 @@ export type RotateOutcome =
  * rotation ends the grace period of the first.
  */
 export async function rotateCredential(tx: Sql, credentialId: string, graceMs: number, now: number): Promise<RotateOutcome> {
-  const [row] = await tx.all(`SELECT token_digest, revoked_at FROM credentials WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [
-    credentialId,
-  ]);
+  const [row] = await tx.all(`SELECT token_digest, revoked_at FROM credentials WHERE id = ?${tx.phrases.forUpdate}`, [credentialId]);
   if (!row) return { kind: 'unknown' };
   const revokedAt = numOrNull(row.revoked_at);
   if (revokedAt !== null) return { kind: 'revoked', revokedAt };

@@ -10,7 +10,7 @@ import { RawJson, stringify } from '@orbit/spec/codec';
 import { newId } from '../crypto.ts';
 import type { EventType } from '../domain/subscription.ts';
 import { RESULT_COLUMNS, toResult, type ResultRecord } from './records.ts';
-import { big, PHRASES, type Row, type Sql } from './sql.ts';
+import { big, type Row, type Sql } from './sql.ts';
 
 export interface ResultInput {
   readonly queueId: string;
@@ -34,9 +34,7 @@ export interface LogPosition {
 }
 
 export async function logPosition(db: Sql, lock = false): Promise<LogPosition> {
-  const [row] = await db.all(
-    `SELECT head_sequence, retention_boundary FROM result_head WHERE id = 1${lock ? PHRASES[db.dialect].forUpdate : ''}`,
-  );
+  const [row] = await db.all(`SELECT head_sequence, retention_boundary FROM result_head WHERE id = 1${lock ? db.phrases.forUpdate : ''}`);
   return { head: big(row!.head_sequence), boundary: big(row!.retention_boundary) };
 }
 

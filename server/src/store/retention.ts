@@ -18,7 +18,7 @@ import { OrbitError } from '@orbit/spec/errors';
 import { scrubReceipts } from './idempotency.ts';
 import { logPosition } from './results.ts';
 import type { Database, Sql } from './sql.ts';
-import { big, certifiedLock, num, pendingState, PHRASES } from './sql.ts';
+import { big, certifiedLock, num, pendingState } from './sql.ts';
 
 export interface PruneReport {
   readonly boundary: string;
@@ -94,7 +94,7 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
  */
 async function lockLaggingSubscriptions(tx: Sql, upTo: bigint): Promise<boolean> {
   const rows = await tx.all(
-    `SELECT id FROM subscriptions WHERE retired_at IS NULL AND cursor_sequence < ? ORDER BY id${PHRASES[tx.dialect].forUpdate}`,
+    `SELECT id FROM subscriptions WHERE retired_at IS NULL AND cursor_sequence < ? ORDER BY id${tx.phrases.forUpdate}`,
     [upTo.toString()],
   );
   await certifiedLock(

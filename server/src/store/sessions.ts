@@ -7,7 +7,7 @@
  * times are the database's clock.
  */
 import type { AccessState } from '../domain/access.ts';
-import { num, numOrNull, PHRASES, type Database, type Sql } from './sql.ts';
+import { num, numOrNull, type Database, type Sql } from './sql.ts';
 
 export interface NodeInfo {
   readonly id: string;
@@ -17,7 +17,7 @@ export interface NodeInfo {
 
 /** Inserts the node's row, or renews it when it exists (a node that was taken for dead comes back). */
 export async function registerNode(db: Database, node: NodeInfo): Promise<void> {
-  const now = PHRASES[db.dialect].nowMs;
+  const now = db.phrases.nowMs;
   await db.transaction(async (tx) => {
     const { changes } = await tx.run(`UPDATE nodes SET last_seen_at = ${now} WHERE id = ?`, [node.id]);
     if (changes === 0) {
@@ -35,7 +35,7 @@ export async function registerNode(db: Database, node: NodeInfo): Promise<void> 
  */
 export async function heartbeat(db: Database, node: NodeInfo, activeSessions: readonly string[], ttlMs: number): Promise<number> {
   await registerNode(db, node);
-  const now = PHRASES[db.dialect].nowMs;
+  const now = db.phrases.nowMs;
   if (activeSessions.length > 0) {
     await db.run(`UPDATE sessions SET last_seen_at = ${now} WHERE node_id = ? AND id IN (${activeSessions.map(() => '?').join(', ')})`, [
       node.id,
@@ -71,7 +71,7 @@ export interface SessionRow {
 
 /** Records a bound session inside the hello's transaction. */
 export async function openSession(tx: Sql, session: SessionRow): Promise<void> {
-  const now = PHRASES[tx.dialect].nowMs;
+  const now = tx.phrases.nowMs;
   await tx.run(
     `INSERT INTO sessions (id, node_id, subscription_id, credential_id, capacity, connected_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ${now}, ${now})`,
     [session.id, session.nodeId, session.subscriptionId, session.credentialId, session.capacity],

@@ -13,6 +13,8 @@ export type Row = Record<string, unknown>;
 /** Something that runs statements: the database itself, or one open transaction. */
 export interface Sql {
   readonly dialect: Dialect;
+  /** The few phrases in which the two dialects differ (`PHRASES`). */
+  readonly phrases: SqlPhrases;
   /**
    * Whether the database is a Galera cluster (MySQL only; see `mysql.ts`). Galera certifies a
    * transaction against the rows it changes, not the rows it locked: a decision that must not race
@@ -53,6 +55,8 @@ export interface SqlPhrases {
    * every expiry check use it, so nodes whose own clocks disagree still agree on leases.
    */
   readonly nowMs: string;
+  /** After a table name: read it through the named index (both planners otherwise choose worse; see `claims.ts`). */
+  useIndex(index: string): string;
 }
 
 export const PHRASES: Readonly<Record<Dialect, SqlPhrases>> = {
@@ -61,12 +65,14 @@ export const PHRASES: Readonly<Record<Dialect, SqlPhrases>> = {
     forUpdateSkipLocked: '',
     insertIgnore: 'INSERT OR IGNORE',
     nowMs: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
+    useIndex: (index) => ` INDEXED BY ${index}`,
   },
   mysql: {
     forUpdate: ' FOR UPDATE',
     forUpdateSkipLocked: ' FOR UPDATE SKIP LOCKED',
     insertIgnore: 'INSERT IGNORE',
     nowMs: 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)',
+    useIndex: (index) => ` FORCE INDEX (${index})`,
   },
 };
 

@@ -5,7 +5,7 @@
  * see the last committed state, never a transaction in progress.
  */
 import BetterSqlite3 from 'better-sqlite3';
-import type { Database, Row, Sql, TransactionOptions } from './sql.ts';
+import { PHRASES, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
 
 type Connection = BetterSqlite3.Database;
 
@@ -22,6 +22,7 @@ function open(path: string): Connection {
 
 class Statements implements Sql {
   readonly dialect = 'sqlite' as const;
+  readonly phrases = PHRASES.sqlite;
   private readonly cache = new Map<string, BetterSqlite3.Statement>();
 
   constructor(private readonly db: Connection) {}
@@ -75,6 +76,7 @@ class Lock {
 
 export class SqliteDatabase implements Database {
   readonly dialect = 'sqlite' as const;
+  readonly phrases = PHRASES.sqlite;
   readonly description: string;
   private readonly writer: Connection;
   private readonly reader: Connection;

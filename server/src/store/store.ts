@@ -29,7 +29,7 @@ import { TrackedDatabase } from './tracked.ts';
 import { DatabaseClock } from './clock.ts';
 import * as sessions from './sessions.ts';
 import type { ResultInput } from './results.ts';
-import { PHRASES, type Database, type Sql } from './sql.ts';
+import type { Database, Sql } from './sql.ts';
 import * as subscriptions from './subscriptions.ts';
 
 export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
@@ -40,9 +40,7 @@ export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, Subscription
 
 async function deploymentSecret(db: Database): Promise<string> {
   await db.transaction(async (tx) => {
-    await tx.run(`${PHRASES[tx.dialect].insertIgnore} INTO orbit_meta (name, value) VALUES ('cursor_secret', ?)`, [
-      randomBytes(32).toString('hex'),
-    ]);
+    await tx.run(`${tx.phrases.insertIgnore} INTO orbit_meta (name, value) VALUES ('cursor_secret', ?)`, [randomBytes(32).toString('hex')]);
   });
   const [row] = await db.all("SELECT value FROM orbit_meta WHERE name = 'cursor_secret'");
   return String(row!.value);

@@ -16,12 +16,12 @@ import type { Principal } from './principal.ts';
 import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, toSubscription } from './records.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
-import { certifiedLock, num, pendingState, PHRASES, type Database, type Sql } from './sql.ts';
+import { certifiedLock, num, pendingState, type Database, type Sql } from './sql.ts';
 
 /** Loads a subscription the principal owns, or throws NOT_FOUND (another credential's looks absent). */
 export async function ownedSubscription(db: Sql, principal: Principal, id: string, lock = false): Promise<SubscriptionRecord> {
   const [row] = await db.all(
-    `SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ? AND credential_id = ?${lock ? PHRASES[db.dialect].forUpdate : ''}`,
+    `SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ? AND credential_id = ?${lock ? db.phrases.forUpdate : ''}`,
     [id, principal.credentialId],
   );
   if (!row || !principal.queueIds.has(String(row.queue_id))) throw new OrbitError('NOT_FOUND', 'subscription not found');
@@ -44,7 +44,7 @@ export async function createSubscription(
   await requireQueue(db, principal, input.queue_id);
   return idempotent(db, scopeOf(principal.credentialId, 'subscriptions.create', write), write.render, async (tx) => {
     // The namespace row serializes creations, so the limit and the name check cannot race.
-    await tx.all(`SELECT id FROM namespaces WHERE id = ?${PHRASES[tx.dialect].forUpdate}`, [principal.namespaceId]);
+    await tx.all(`SELECT id FROM namespaces WHERE id = ?${tx.phrases.forUpdate}`, [principal.namespaceId]);
     await certifiedLock(tx, 'namespaces', [principal.namespaceId]);
     const [count] = await tx.all('SELECT COUNT(*) AS n FROM subscriptions WHERE namespace_id = ? AND retired_at IS NULL', [
       principal.namespaceId,

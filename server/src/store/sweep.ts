@@ -12,7 +12,7 @@
  */
 import { recoverExpiredLease, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
 import { DELIVERY_COLUMNS, toDelivery } from './records.ts';
-import { num, PHRASES, type Database, type Sql } from './sql.ts';
+import { num, type Database, type Sql } from './sql.ts';
 
 export interface SweepReport {
   /** Leases that went back to PENDING. */
@@ -41,7 +41,7 @@ async function write(sql: Sql, before: Delivery, after: Delivery): Promise<boole
 export async function sweepExpiredLeases(db: Database, args: { policy: RedeliveryPolicy; batch: number }): Promise<SweepReport> {
   // Expiry is judged by the database's clock, like the lease deadline itself (a node whose clock
   // runs ahead must not recover a lease early).
-  const now = PHRASES[db.dialect].nowMs;
+  const now = db.phrases.nowMs;
   const rows = await db.all(
     `SELECT ${DELIVERY_COLUMNS}, ${now} AS now FROM deliveries WHERE state = 'LEASED' AND lease_until <= ${now} ORDER BY lease_until, id LIMIT ${Math.trunc(args.batch)}`,
   );

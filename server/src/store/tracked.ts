@@ -15,6 +15,10 @@ export class TrackedDatabase implements Database {
     return this.inner.dialect;
   }
 
+  get phrases(): Database['phrases'] {
+    return this.inner.phrases;
+  }
+
   get galera(): boolean {
     return this.inner.galera ?? false;
   }
