@@ -1,8 +1,9 @@
 /**
  * @module
- * The delivery state machine (seed §4, §6; brief decision 6) as pure functions: each takes a
- * delivery and a time and returns the next delivery or a verdict. The store persists what these
- * decide; nothing here reads a clock or a database.
+ * The delivery state machine (spec/rules.md#s4-8 to #s4-27, #s6-13 to #s6-17; spec/README.md, A
+ * delivery's life) as pure functions: each takes a delivery and a time and returns the next
+ * delivery or a verdict. The store persists what these decide; nothing here reads a clock or a
+ * database.
  *
  * ```
  *   materialize ──► PENDING ──claim──► LEASED ──ack──► ACKED
@@ -126,7 +127,7 @@ export type AckVerdict =
   | { readonly kind: 'lease_lost' };
 
 /**
- * Decides an ACK (seed §6). The newest proof acknowledges, late or not, until a newer send exists;
+ * Decides an ACK (spec/rules.md#s6-14 to #s6-17). The newest proof acknowledges, late or not, until a newer send exists;
  * a repeat of the proof that acknowledged answers with the original time; anything else has lost
  * the lease. `digestsEqual` compares in constant time.
  */
@@ -140,7 +141,7 @@ export function decideAck(d: Delivery, proof: AckProof, now: number, digestsEqua
   };
 }
 
-/** Manual retry: only EXPIRED, budget grows, attempts and epoch stay (seed §4). */
+/** Manual retry: only EXPIRED, budget grows, attempts and epoch stay (spec/rules.md#s4-21, #s4-23, #s4-24). */
 export function retry(d: Delivery, additionalAttempts: number, now: number, maxBudget: number): Delivery | { readonly conflict: string } {
   if (d.state !== 'EXPIRED') return { conflict: `delivery is ${d.state}; only EXPIRED deliveries can be retried` };
   const budget = d.attemptBudget + additionalAttempts;

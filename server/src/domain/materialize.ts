@@ -1,8 +1,9 @@
 /**
  * @module
- * How far one materialization step may go (seed §2, §5): matching results become deliveries in
- * sequence order, never beyond `max_pending`, and the cursor moves past every result it has
- * considered — the ones it materialized and the non-matching ones in between — and no further.
+ * How far one materialization step may go (spec/rules.md#s2-6, #s2-16): matching results become
+ * deliveries in sequence order, never beyond `max_pending`, and the cursor moves past every result
+ * it has considered — the ones it materialized and the non-matching ones in between — and no
+ * further.
  */
 
 export interface MaterializationInput {

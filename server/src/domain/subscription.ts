@@ -1,6 +1,7 @@
 /**
  * @module
- * Rules for subscriptions that need no I/O: the fixed type order, defaults and limits (seed §2).
+ * Rules for subscriptions that need no I/O: the fixed type order, defaults and limits
+ * (spec/rules.md#s2-4 to #s2-7, #s2-15, #s2-19).
  */
 
 /** The four subscribable result types in their fixed, normalized order. */
