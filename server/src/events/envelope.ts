@@ -1,6 +1,6 @@
 /**
  * @module
- * Client frame intake (seed §5, §7): strict parse, then the generated `clientFrame` validator.
+ * Client frame intake (spec/rules.md#s5-5, #s7-1): strict parse, then the generated `clientFrame` validator.
  * A frame whose envelope is sound but whose body is not gets an INVALID_ARGUMENT error frame; a
  * broken envelope (or a wrong session) closes the connection with 1008.
  */
