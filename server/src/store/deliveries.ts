@@ -1,7 +1,7 @@
 /**
  * @module
- * Delivery history, detail and manual retry (seed §4). Listing is an operator's view, not a
- * consistent snapshot; detail never exposes a lease secret or digest.
+ * Delivery history, detail and manual retry (spec/rules.md#s4-1 to #s4-28). Listing is an
+ * operator's view, not a consistent snapshot; detail never exposes a lease secret or digest.
  */
 import type { RetryDeliveryRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';

@@ -1,7 +1,7 @@
 /**
  * @module
- * Subscription operations of the management API (seed §2–§3, brief decision 4). Each write runs in
- * one transaction with its idempotency receipt and its audit record.
+ * Subscription operations of the management API (spec/rules.md#s2-1 to #s3-15, #s9-2, #s9-3). Each
+ * write runs in one transaction with its idempotency receipt and its audit record.
  */
 import type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
@@ -56,8 +56,9 @@ export async function createSubscription(
     ]);
     if (clash) throw new OrbitError('STATE_CONFLICT', `a subscription named "${input.name}" already exists in this namespace`);
     const { head, boundary } = await logPosition(tx);
-    // Omitted: the committed head. "0": the whole log that still exists (seed §2), so after a prune
-    // it starts at the retention boundary. Any other value is an exact exclusive cursor.
+    // Omitted: the committed head. "0": the whole log that still exists (spec/rules.md#s2-5), so
+    // after a prune it starts at the retention boundary. Any other value is an exact exclusive
+    // cursor.
     const from =
       input.from_sequence === undefined || input.from_sequence === null
         ? head
