@@ -23,6 +23,16 @@ export interface MaterializationPlan {
   readonly cursor: bigint;
 }
 
+/**
+ * How many matching results one step reads: the room below `max_pending`, at most `batch`. With no
+ * room it still reads one, so the cursor can pass over the results that do not match, up to the
+ * next one that does.
+ */
+export function materializationReadLimit(state: { readonly pendingCount: number; readonly maxPending: number }, batch: number): number {
+  const room = Math.max(0, state.maxPending - state.pendingCount);
+  return room === 0 ? 1 : Math.min(room, batch);
+}
+
 export function planMaterialization(input: MaterializationInput): MaterializationPlan {
   const room = Math.max(0, input.maxPending - input.pendingCount);
   const take = Math.min(room, input.candidates.length);
