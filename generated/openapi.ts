@@ -11,7 +11,7 @@ export interface paths {
         /**
          * List subscriptions of a queue
          * @description Permission `events:read`. Lists the subscriptions of the calling credential in one queue,
-         *     ordered by `created_at` DESC, `id` DESC (seed §3). `next_cursor` is absent on the last page.
+         *     ordered by `created_at` DESC, `id` DESC (spec/rules.md#s3-5). `next_cursor` is absent on the last page.
          *     A cursor is bound to the queue, the credential and the namespace; using it with another one
          *     is `INVALID_ARGUMENT`. A queue outside the credential's queue set is `NOT_FOUND`.
          */
@@ -20,7 +20,7 @@ export interface paths {
         /**
          * Create a subscription
          * @description Permission `events:manage`. Creates a subscription bound to the calling credential and to
-         *     `queue_id` (seed §2). The first success answers 201; a replay with the same
+         *     `queue_id` (spec/rules.md#s1-5). The first success answers 201; a replay with the same
          *     `Idempotency-Key` and the same request answers 200 with `deduplicated: true` and the original
          *     snapshot. A caller whose request is not yet confirmed must resend the original key, request
          *     and `from_sequence`, never a new key.
@@ -52,7 +52,7 @@ export interface paths {
         /**
          * Read a subscription
          * @description Permission `events:read`. Returns the current configuration and usage of the subscription
-         *     (seed §3). Retired subscriptions stay readable.
+         *     (spec/rules.md#s3-2). Retired subscriptions stay readable.
          */
         get: operations["GetSubscription"];
         put?: never;
@@ -77,7 +77,7 @@ export interface paths {
         put?: never;
         /**
          * Pause or resume a subscription
-         * @description Permission `events:manage`. Changes only `enabled` (seed §3). `expected_revision` must match
+         * @description Permission `events:manage`. Changes only `enabled` (spec/rules.md#s3-7). `expected_revision` must match
          *     the current configuration revision (`STATE_CONFLICT` otherwise). Every new command, even with
          *     the same boolean, is a new audited configuration operation and increments the revision. A
          *     replay of the original command keeps its original revision and answers with the original
@@ -191,7 +191,7 @@ export interface paths {
         /**
          * List the deliveries of a subscription
          * @description Permission `events:read`. Lists materialized deliveries, newest first (by creation time, then
-         *     id), optionally filtered by `state` (seed §4). A cursor is bound to the subscription, the
+         *     id), optionally filtered by `state` (spec/rules.md#s4-1). A cursor is bound to the subscription, the
          *     credential, the namespace and the state filter. Pagination is an operational query, not a
          *     consistent snapshot nor a way to consume results; results not yet materialized have no
          *     delivery and are not listed.
@@ -219,7 +219,7 @@ export interface paths {
         };
         /**
          * Read one delivery and its event
-         * @description Permission `events:read`. Returns the delivery and its result event (seed §4). Never returns
+         * @description Permission `events:read`. Returns the delivery and its result event (spec/rules.md#s4-15). Never returns
          *     the lease secret or a token digest. A delivery id is only found under its own subscription.
          */
         get: operations["GetEventDelivery"];
@@ -269,7 +269,7 @@ export interface paths {
         };
         /**
          * Open an orbit.events.v1 WebSocket connection
-         * @description Permission `events:consume` (seed §5). A WebSocket upgrade with the subprotocol
+         * @description Permission `events:consume` (spec/rules.md#s1-17). A WebSocket upgrade with the subprotocol
          *     `orbit.events.v1`; the credential is sent in the `Authorization` header, never in the URL,
          *     and no cookie is used. Query parameters and cross-origin `Origin` headers are refused.
          *     `events:consume` is checked before the upgrade; the subscription owner and queue scope are
@@ -421,7 +421,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        /** @description Seed §2. Only `name` and `queue_id` are required. */
+        /** @description Only `name` and `queue_id` are required (spec/rules.md#s2-2 to */
         CreateSubscriptionRequest: {
             /** @description 1-128 ASCII characters; first a letter or digit, then letters, digits, `.`, `_` or `-`. Unique in the namespace. */
             name: string;
@@ -436,8 +436,8 @@ export interface components {
             max_attempts?: number;
         };
         /**
-         * @description Seed §2. `types` is normalized to the fixed order task.cancelled, task.failed,
-         *     task.needs_review, task.succeeded. `cursor_sequence` is the position up to which results were
+         * @description `types` is normalized to the fixed order task.cancelled, task.failed, task.needs_review,
+         *     task.succeeded (spec/rules.md#s2-15). `cursor_sequence` is the position up to which results were
          *     scanned and materialized into deliveries, not an acknowledgement watermark. `pending_count`
          *     counts PENDING, LEASED and EXPIRED deliveries. `revision` is the configuration revision and
          *     does not change with materialization or acknowledgements. `retired_at` and
@@ -460,12 +460,12 @@ export interface components {
             retired_at?: components["schemas"]["Timestamp"];
             retired_sequence?: components["schemas"]["Uint64"];
         };
-        /** @description Seed §2, §3. The receipt of create, configure and retire; a replay returns the original snapshot with `deduplicated` true. */
+        /** @description The receipt of create, configure and retire (spec/rules.md#s3-2); a replay returns the original snapshot with `deduplicated` true. */
         SubscriptionResult: {
             subscription: components["schemas"]["Subscription"];
             deduplicated: boolean;
         };
-        /** @description Seed §3. One page of subscriptions; `next_cursor` is absent on the last page. */
+        /** @description One page of subscriptions (spec/rules.md#s3-4); `next_cursor` is absent on the last page. */
         SubscriptionList: {
             items: components["schemas"]["Subscription"][];
             next_cursor?: string;
@@ -520,41 +520,41 @@ export interface components {
             /** @description When its node last renewed its own row. */
             node_last_seen_at: components["schemas"]["Timestamp"];
         };
-        /** @description Seed §3. A non-empty audit reason of at most 1024 Unicode characters. */
+        /** @description A non-empty audit reason of at most 1024 Unicode characters (spec/rules.md#s3-9). */
         Reason: string;
-        /** @description Seed §3. All three fields are required. */
+        /** @description All three fields are required (spec/rules.md#s3-7). */
         ConfigureSubscriptionRequest: {
             expected_revision: components["schemas"]["Uint64"];
             enabled: boolean;
             reason: components["schemas"]["Reason"];
         };
-        /** @description Brief decision 4. Both fields are required. */
+        /** @description Both fields are required (spec/README.md, Subscriptions). */
         RetireSubscriptionRequest: {
             expected_revision: components["schemas"]["Uint64"];
             reason: components["schemas"]["Reason"];
         };
-        /** @description Seed §4. `expected_revision` is the delivery revision; all three fields are required. */
+        /** @description `expected_revision` is the delivery revision; all three fields are required (spec/rules.md#s4-22). */
         RetryDeliveryRequest: {
             expected_revision: components["schemas"]["Uint64"];
             reason: components["schemas"]["Reason"];
             additional_attempts: number;
         };
-        /** @description Seed §4. One page of deliveries; `next_cursor` is absent on the last page. */
+        /** @description One page of deliveries (spec/rules.md#s4-3); `next_cursor` is absent on the last page. */
         DeliveryList: {
             items: components["schemas"]["EventDelivery"][];
             next_cursor?: string;
         };
-        /** @description Seed §4. A delivery and its result event; never a lease secret. */
+        /** @description A delivery and its result event; never a lease secret (spec/rules.md#s4-15, */
         DeliveryDetail: {
             delivery: components["schemas"]["EventDelivery"];
             event: components["schemas"]["ResultEvent"];
         };
-        /** @description Seed §4. The receipt of a manual retry; a replay returns the original receipt with `deduplicated` true. */
+        /** @description The receipt of a manual retry (spec/rules.md#s4-23, */
         DeliveryRetryResult: {
             delivery: components["schemas"]["EventDelivery"];
             deduplicated: boolean;
         };
-        /** @description Brief decision 2. The server assigns the event id, sequence and occurred_at and builds the snapshot. */
+        /** @description The server assigns the event id, sequence and occurred_at and builds the snapshot (spec/README.md, The result log). */
         PublishResultRequest: {
             type: components["schemas"]["EventType"];
             task_id: components["schemas"]["Id"];
@@ -566,7 +566,7 @@ export interface components {
             effect_uncertain?: boolean;
             current_attempt_id?: components["schemas"]["Id"];
         };
-        /** @description Brief decision 2. The appended event; on a replay the original event with `deduplicated` true. */
+        /** @description The appended event (spec/README.md, The result log); on a replay the original event with `deduplicated` true. */
         PublishResultResponse: {
             event: components["schemas"]["ResultEvent"];
             deduplicated: boolean;
@@ -581,22 +581,22 @@ export interface components {
             /** @constant */
             status: "ready";
         };
-        /** @description Seed §1, §7. The body of every error response. */
+        /** @description The body of every error response (spec/rules.md#s1-18, */
         ErrorEnvelope: {
             request_id: components["schemas"]["Id"];
             error: components["schemas"]["ErrorObject"];
         };
-        /** @description Seed §1. Success envelope of GetSubscription. */
+        /** @description Success envelope of GetSubscription (spec/rules.md#s1-18). */
         SubscriptionEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["Subscription"];
         };
-        /** @description Seed §1. Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription. */
+        /** @description Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription (spec/rules.md#s1-18). */
         SubscriptionResultEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["SubscriptionResult"];
         };
-        /** @description Seed §1. Success envelope of ListSubscriptions. */
+        /** @description Success envelope of ListSubscriptions (spec/rules.md#s1-18). */
         SubscriptionListEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["SubscriptionList"];
@@ -611,17 +611,17 @@ export interface components {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["SubscriptionSessionList"];
         };
-        /** @description Seed §1. Success envelope of ListEventDeliveries. */
+        /** @description Success envelope of ListEventDeliveries (spec/rules.md#s1-18). */
         DeliveryListEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["DeliveryList"];
         };
-        /** @description Seed §1. Success envelope of GetEventDelivery. */
+        /** @description Success envelope of GetEventDelivery (spec/rules.md#s1-18). */
         DeliveryDetailEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["DeliveryDetail"];
         };
-        /** @description Seed §1. Success envelope of RetryEventDelivery. */
+        /** @description Success envelope of RetryEventDelivery (spec/rules.md#s1-18). */
         DeliveryRetryResultEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["DeliveryRetryResult"];
@@ -641,43 +641,43 @@ export interface components {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["Readiness"];
         };
-        /** @description §1, §4, §5: a 32-character lower-case hexadecimal identity (message_id, subscription_id, delivery id, event id, ...). Upper-case hex is not accepted. */
+        /** @description A 32-character lower-case hexadecimal identity (message_id, subscription_id, delivery id, event id, ...; spec/rules.md#s4-6, #s5-6). Upper-case hex is not accepted. */
         Id: string;
-        /** @description §1: a count or version carried as a canonical decimal string: no sign, no leading zero, no fraction. The pattern allows up to 20 digits; the range limit (<= 18446744073709551615) cannot be expressed as a pattern and is enforced by the strict codec in spec/codec. */
+        /** @description A count or version carried as a canonical decimal string: no sign, no leading zero, no fraction (spec/rules.md#s1-21). The pattern allows up to 20 digits; the range limit (<= 18446744073709551615) cannot be expressed as a pattern and is enforced by the strict codec in spec/codec. */
         Uint64: string;
-        /** @description §4, §5: a UTC RFC 3339 date-time with a 'Z' offset and an optional 1-9 digit fraction, e.g. 2026-09-17T10:00:00Z. A pattern rather than 'format' keeps standalone validators free of format code. The pattern does not check calendar validity (e.g. month 13): producers format timestamps from a clock, consumers parse them as dates. */
+        /** @description A UTC RFC 3339 date-time with a 'Z' offset and an optional 1-9 digit fraction, e.g. 2026-09-17T10:00:00Z (spec/rules.md#s4-10). A pattern rather than 'format' keeps standalone validators free of format code. The pattern does not check calendar validity (e.g. month 13): producers format timestamps from a clock, consumers parse them as dates. */
         Timestamp: string;
         /**
-         * @description §2: the four result types a subscription can select. task.requeued is not one of them.
+         * @description The four result types a subscription can select (spec/rules.md#s2-8). task.requeued is not one of them (spec/rules.md#s2-9).
          * @enum {string}
          */
         ResultType: "task.succeeded" | "task.failed" | "task.cancelled" | "task.needs_review";
         /**
-         * @description §2, brief decision 2: every type in the result log: the four result types plus task.requeued (logged, never delivered to a subscription).
+         * @description Every type in the result log: the four result types plus task.requeued (logged, never delivered to a subscription; spec/rules.md#s2-9, spec/README.md, The result log).
          * @enum {string}
          */
         EventType: "task.succeeded" | "task.failed" | "task.cancelled" | "task.needs_review" | "task.requeued";
         /**
-         * @description §4: the four delivery states.
+         * @description The four delivery states (spec/rules.md#s4-1).
          * @enum {string}
          */
         DeliveryState: "PENDING" | "LEASED" | "ACKED" | "EXPIRED";
         /**
-         * @description §6: the task state recorded in a result snapshot; QUEUED belongs to task.requeued.
+         * @description The task state recorded in a result snapshot (spec/rules.md#s6-3); QUEUED belongs to task.requeued (spec/README.md, The result log).
          * @enum {string}
          */
         TaskState: "SUCCEEDED" | "FAILED" | "CANCELLED" | "NEEDS_REVIEW" | "QUEUED";
         /**
-         * @description §7: the error codes of the HTTP API and of orbit.events.v1.
+         * @description The error codes of the HTTP API and of orbit.events.v1 (spec/rules.md#s7-10 to #s7-21).
          * @enum {string}
          */
         ErrorCode: "INVALID_ARGUMENT" | "UNAUTHENTICATED" | "PERMISSION_DENIED" | "NOT_FOUND" | "STATE_CONFLICT" | "IDEMPOTENCY_CONFLICT" | "SUBSCRIPTION_LIMIT" | "EVENT_HISTORY_EXPIRED" | "DELIVERY_LEASE_LOST" | "PROTOCOL_REQUIRED" | "CAPACITY_EXCEEDED" | "UNAVAILABLE";
-        /** @description §7: error = {code, message}; used by the WSS error frame and the HTTP error envelope. */
+        /** @description error = {code, message}; used by the WSS error frame and the HTTP error envelope (spec/rules.md#s1-18, #s7-6). */
         ErrorObject: {
             code: components["schemas"]["ErrorCode"];
             message: string;
         };
-        /** @description §4: one delivery of one result event to one subscription. lease_until is present exactly when state is LEASED; acknowledged_at exactly when state is ACKED. attempts <= attempt_budget and the state machine are server rules, not schema rules. */
+        /** @description One delivery of one result event to one subscription (spec/rules.md#s4-5 to #s4-14). lease_until is present exactly when state is LEASED; acknowledged_at exactly when state is ACKED. attempts <= attempt_budget and the state machine are server rules, not schema rules. */
         EventDelivery: {
             id: components["schemas"]["Id"];
             subscription_id: components["schemas"]["Id"];
@@ -693,7 +693,7 @@ export interface components {
             attempt_budget: number;
             acknowledged_at?: components["schemas"]["Timestamp"];
         };
-        /** @description §6: the immutable task snapshot carried by a result event. result is any JSON value, kept byte-exact by the server (brief decision 2). */
+        /** @description The immutable task snapshot carried by a result event (spec/rules.md#s6-3, #s6-6). result is any JSON value, kept byte-exact by the server (spec/rules.md#s6-4). */
         ResultSnapshot: {
             /** @constant */
             schema_version: 1;
@@ -706,7 +706,7 @@ export interface components {
             result?: unknown;
             current_attempt_id?: components["schemas"]["Id"];
         };
-        /** @description §6: one entry of the result log as delivered in event.deliver and returned by the delivery detail API. */
+        /** @description One entry of the result log as delivered in event.deliver and returned by the delivery detail API (spec/rules.md#s4-15, #s6-3). */
         ResultEvent: {
             id: components["schemas"]["Id"];
             sequence: components["schemas"]["Uint64"];
@@ -716,7 +716,7 @@ export interface components {
             aggregate_id: components["schemas"]["Id"];
             aggregate_revision: components["schemas"]["Uint64"];
             occurred_at: components["schemas"]["Timestamp"];
-            /** @description §6: free-form metadata of the source event; evolves per event type; never holds task input or secrets. */
+            /** @description Free-form metadata of the source event; evolves per event type; never holds task input or secrets (spec/rules.md#s6-5). */
             details: Record<string, unknown>;
             snapshot: components["schemas"]["ResultSnapshot"];
         };

@@ -2,7 +2,7 @@
  * @module
  * The one error type of the contract. Every package (server, SDK, conformance) speaks these codes;
  * the table below is the only place that maps a code to its HTTP status and WebSocket reaction
- * (seed §7).
+ * (spec/rules.md#s7-10 to #s7-21).
  */
 
 export const ERROR_CODES = [

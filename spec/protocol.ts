@@ -23,7 +23,7 @@ export const MAX_BODY_BYTES = 512 * 1024;
 /**
  * `result` and `details` of one published result together, in bytes: an `event.deliver` frame must
  * stay within `MAX_FRAME_BYTES`, and 8 KiB are left for the delivery, the snapshot's other fields
- * and the frame envelope (spec/README.md, Results).
+ * and the frame envelope (spec/rules.md#s5-5).
  */
 export const MAX_EVENT_PAYLOAD_BYTES = MAX_FRAME_BYTES - 8 * 1024;
 

@@ -1,5 +1,5 @@
 /**
- * Example: consume a subscription's results into a durable Inbox (seed §6, §8).
+ * Example: consume a subscription's results into a durable Inbox (spec/rules.md#s6-7, #s8-7).
  *
  *   ORBIT_TOKEN=... ORBIT_SUBSCRIPTION_ID=... npx tsx client/examples/consume-results.ts
  *

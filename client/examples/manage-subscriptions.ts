@@ -1,5 +1,5 @@
 /**
- * Example: manage a result subscription safely (seed §2, §3, §8).
+ * Example: manage a result subscription safely (spec/rules.md#s2-13, #s3-12, #s8-3).
  *
  *   ORBIT_TOKEN=... ORBIT_QUEUE_ID=... npx tsx client/examples/manage-subscriptions.ts
  *
@@ -7,7 +7,7 @@
  * the example stores the Idempotency-Key AND the exact request body in a local JSON state file, so
  * running it again (after a crash, a timeout, a lost answer) resends the very same requests: the
  * server answers them with `deduplicated: true` instead of doing them twice. A pause planned with
- * revision 1 is replayed with revision 1, never with a newer one (seed §3).
+ * revision 1 is replayed with revision 1, never with a newer one (spec/rules.md#s3-12).
  *
  * Environment:
  *   ORBIT_URL               server (default http://127.0.0.1:8080, what `npm start` serves)

@@ -1,11 +1,11 @@
 /**
  * @module
- * The management client (seed §1–§4 and the result seam of the brief): one method per operation
- * of `spec/openapi.yaml`. Every answer is parsed with the strict codec and checked by the
- * generated envelope validator; errors are `OrbitError`s carrying the server's code, HTTP status
- * and request_id. Writes take the caller's Idempotency-Key explicitly; transport failures
- * (network error, timeout, 503 UNAVAILABLE, 429) are retried with the same key and the same body
- * bytes, a bounded number of times, with jittered exponential backoff.
+ * The management client (spec/rules.md#s1-9 to #s1-16; the result seam: spec/README.md, The result
+ * log): one method per operation of `spec/openapi.yaml`. Every answer is parsed with the strict
+ * codec and checked by the generated envelope validator; errors are `OrbitError`s carrying the
+ * server's code, HTTP status and request_id. Writes take the caller's Idempotency-Key explicitly;
+ * transport failures (network error, timeout, 503 UNAVAILABLE, 429) are retried with the same key
+ * and the same body bytes, a bounded number of times, with jittered exponential backoff.
  */
 import { stringify, type RawJson } from '@orbit/spec/codec';
 import {
@@ -223,7 +223,7 @@ export class OrbitClient {
     this.#headers = options.headers ?? {};
   }
 
-  // --- subscriptions (seed §2, §3) ---------------------------------------------------------------
+  // --- subscriptions (spec/rules.md#s2-1 to #s3-15) ----------------------------------------------
 
   /** POST /v1/subscriptions (`events:manage`). 201 first, then `deduplicated: true` for the same key and body. */
   createSubscription(key: string, body: CreateSubscriptionRequest, options?: CallOptions): Promise<SubscriptionResult> {
@@ -347,7 +347,7 @@ export class OrbitClient {
     return everyPage((cursor) => this.listSubscriptionHistory(id, { ...query, ...withCursor(cursor) }, options));
   }
 
-  // --- deliveries (seed §4) ----------------------------------------------------------------------
+  // --- deliveries (spec/rules.md#s4-1 to #s4-28) -------------------------------------------------
 
   /** GET /v1/subscriptions/{id}/deliveries (`events:read`): one page, newest first, optionally one state. */
   listEventDeliveries(id: string, query: ListDeliveriesQuery = {}, options?: CallOptions): Promise<DeliveryPage> {
@@ -414,7 +414,7 @@ export class OrbitClient {
     );
   }
 
-  // --- results (the brief's HTTP seam) -----------------------------------------------------------
+  // --- results (the HTTP seam: spec/README.md, The result log) -----------------------------------
 
   /** POST /v1/queues/{queue_id}/results (`results:publish`): appends one result; 201 first, then `deduplicated: true`. */
   publishResult(queueId: string, key: string, body: PublishResultInput, options?: CallOptions): Promise<PublishResult> {

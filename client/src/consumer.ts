@@ -1,11 +1,11 @@
 /**
  * @module
- * The automatic consumer (seed §6–§8): connects, pings, reconnects with jittered exponential
- * backoff, and for each delivery runs the user's handler inside the Inbox transaction keyed by
- * `event.id`, commits, and only then ACKs. Proofs are stored durably (in the same transaction)
- * before the ACK is sent and deleted once the server answers; on every (re)connect the stored
- * proofs are re-reported unchanged. `stop()` drains: no new handler starts, running ones finish
- * (or the timeout passes), then the connection is closed.
+ * The automatic consumer (spec/rules.md#s6-7 to #s6-19, #s8-6): connects, pings, reconnects with
+ * jittered exponential backoff, and for each delivery runs the user's handler inside the Inbox
+ * transaction keyed by `event.id`, commits, and only then ACKs. Proofs are stored durably (in the
+ * same transaction) before the ACK is sent and deleted once the server answers; on every
+ * (re)connect the stored proofs are re-reported unchanged. `stop()` drains: no new handler starts,
+ * running ones finish (or the timeout passes), then the connection is closed.
  */
 import { OrbitError } from '@orbit/spec/errors';
 import type { EventDelivery } from '@orbit/generated';
@@ -66,7 +66,7 @@ export interface EventConsumerOptions<Tx> {
   readonly capacity: number;
   readonly inbox: Inbox<Tx>;
   readonly handler: Handler<Tx>;
-  /** `events.ping` period (default 15000 ms, seed §7). */
+  /** `events.ping` period (default 15000 ms, spec/rules.md#s7-1). */
   readonly pingIntervalMs?: number;
   readonly connectTimeoutMs?: number;
   /** Time limit of one ACK or ping answer (default 10000 ms); a timeout cuts the connection and reconnects. */

@@ -116,7 +116,7 @@ export function closedError(closeCode: number, reason: string, frameError: Orbit
 
 /**
  * Codes after which an automatic consumer stops instead of reconnecting: reconnecting cannot fix
- * them (seed §7: the server sends the error and closes).
+ * them (spec/rules.md#s7-11 to #s7-17: the server sends the error and closes).
  */
 export const FATAL_CONSUMER_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'EVENT_HISTORY_EXPIRED',

@@ -1,10 +1,11 @@
 /**
  * @module
- * One `orbit.events.v1` connection (seed §5–§7): the upgrade with the token in the Authorization
- * header and the subprotocol `orbit.events.v1` (no compression), `events.hello` → `events.welcome`,
- * then an async-iterable stream of deliveries, `event.ack`, `events.ping` and `close`. Every frame
- * received is parsed strictly (`details` and `snapshot.result` stay `RawJson`) and validated by
- * the generated `serverFrame` validator; a frame that breaks the contract ends the connection.
+ * One `orbit.events.v1` connection (spec/rules.md#s5-1 to #s7-24): the upgrade with the token in
+ * the Authorization header and the subprotocol `orbit.events.v1` (no compression), `events.hello` →
+ * `events.welcome`, then an async-iterable stream of deliveries, `event.ack`, `events.ping` and
+ * `close`. Every frame received is parsed strictly (`details` and `snapshot.result` stay `RawJson`)
+ * and validated by the generated `serverFrame` validator; a frame that breaks the contract ends the
+ * connection.
  *
  * This is the low-level building block. `createEventConsumer` adds the Inbox, heartbeats and
  * reconnects.
@@ -131,7 +132,7 @@ export class EventConnection implements AsyncIterable<Delivery> {
   #wake: (() => void) | null = null;
   #closeInfo: CloseInfo | null = null;
   #closing = false;
-  /** The last error frame that was not a reply: it explains the close that follows (seed §7). */
+  /** The last error frame that was not a reply: it explains the close that follows (spec/rules.md#s7-7). */
   #unsolicited: OrbitError | null = null;
   /** A contract violation found on our side. */
   #violation: OrbitTransportError | null = null;

@@ -1,8 +1,8 @@
 /**
  * @module
- * Counters and versions travel as canonical uint64 decimal strings (seed §1). These helpers
- * convert them to and from `bigint`; they throw `CodecError` for anything non-canonical or out
- * of range, never round.
+ * Counters and versions travel as canonical uint64 decimal strings (spec/rules.md#s1-21). These
+ * helpers convert them to and from `bigint`; they throw `CodecError` for anything non-canonical or
+ * out of range, never round.
  */
 import { compareUint64, formatUint64, isCanonicalUint64, parseUint64 } from '@orbit/spec/codec';
 

@@ -1,6 +1,7 @@
 /**
- * What the SDK accepts from the wire beyond the generated validators (seed §8): uint64 range,
- * canonical lease secrets, raw event parts; and the uint64 helpers. Property tests with fast-check.
+ * What the SDK accepts from the wire beyond the generated validators (spec/rules.md#s8-9): uint64
+ * range, canonical lease secrets, raw event parts; and the uint64 helpers. Property tests with
+ * fast-check.
  */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';

@@ -3,7 +3,7 @@
  * What the SDK reads from the wire: every HTTP body and every WebSocket frame goes through
  * `parseStrict` (duplicate keys refused; `event.details` and `event.snapshot.result` kept as
  * `RawJson`, byte for byte), the generated validator of its shape, and the checks a schema cannot
- * express (seed §8): uint64 range and canonical base64url lease secrets.
+ * express (spec/rules.md#s8-9): uint64 range and canonical base64url lease secrets.
  */
 import { isCanonicalBase64url, isCanonicalUint64, isRawJson, parseStrict, LEASE_SECRET_BYTES, type RawJson } from '@orbit/spec/codec';
 import type { EventDelivery, ResultEvent as WireResultEvent, ResultSnapshot, Subscription } from '@orbit/generated';

@@ -101,14 +101,14 @@ function integer(name: string, key: Key, fallback: number, min: number, max: num
 
 /** The numeric settings: name, default (the seed's values where it has one) and range. */
 export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
-  integer('lease_duration_ms', 'leaseDurationMs', 30_000, 100, 3_600_000, 'Lease of one delivery (seed §6: 30 s).'),
+  integer('lease_duration_ms', 'leaseDurationMs', 30_000, 100, 3_600_000, 'Lease of one delivery (spec/rules.md#s6-10: 30 s).'),
   integer(
     'heartbeat_interval_ms',
     'heartbeatIntervalMs',
     15_000,
     100,
     3_600_000,
-    'Ping interval advertised in `events.welcome` (seed §7: 15 s).',
+    'Ping interval advertised in `events.welcome` (spec/rules.md#s7-1: 15 s).',
   ),
   integer(
     'idle_timeout_ms',
@@ -116,16 +116,23 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     60_000,
     100,
     3_600_000,
-    'An event connection without a valid client frame for this long is closed (seed §7: 60 s).',
+    'An event connection without a valid client frame for this long is closed (spec/rules.md#s7-3: 60 s).',
   ),
-  integer('hello_timeout_ms', 'helloTimeoutMs', 5_000, 100, 600_000, 'Time to send `events.hello` after the upgrade (seed §5: 5 s).'),
+  integer(
+    'hello_timeout_ms',
+    'helloTimeoutMs',
+    5_000,
+    100,
+    600_000,
+    'Time to send `events.hello` after the upgrade (spec/rules.md#s5-9: 5 s).',
+  ),
   integer(
     'write_timeout_ms',
     'writeTimeoutMs',
     5_000,
     100,
     600_000,
-    'A frame not written within this time ends the connection (seed §7: 5 s).',
+    'A frame not written within this time ends the connection (spec/rules.md#s7-3: 5 s).',
   ),
   integer(
     'max_connections',
@@ -133,7 +140,7 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     128,
     1,
     100_000,
-    'Event connections per node (seed §5: 128); beyond it the upgrade gets 429 CAPACITY_EXCEEDED.',
+    'Event connections per node (spec/rules.md#s5-18: 128); beyond it the upgrade gets 429 CAPACITY_EXCEEDED.',
   ),
   integer(
     'request_timeout_ms',
@@ -141,7 +148,7 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     8_000,
     100,
     600_000,
-    'Server-side limit of one management request (seed §1: 8 s), then 503 UNAVAILABLE.',
+    'Server-side limit of one management request (spec/rules.md#s1-19: 8 s), then 503 UNAVAILABLE.',
   ),
   integer('poll_interval_ms', 'pollIntervalMs', 250, 10, 60_000, 'How often a node looks for results appended by other nodes.'),
   integer(

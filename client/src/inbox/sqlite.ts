@@ -1,10 +1,10 @@
 /**
  * @module
  * `SqliteInbox`: the Inbox on an embedded SQLite database (better-sqlite3). One connection, so
- * transactions are serialized: a handler that awaits inside its transaction holds every other
- * Inbox operation until it commits. Handlers should use the `tx` handle synchronously (better-
- * sqlite3 is synchronous) and finish quickly (seed §6: persist first, do slow work later through
- * a local Outbox).
+ * transactions are serialized: a handler that awaits inside its transaction holds every other Inbox
+ * operation until it commits. Handlers should use the `tx` handle synchronously (better-sqlite3 is
+ * synchronous) and finish quickly (spec/rules.md#s6-9: persist first, do slow work later through a
+ * local Outbox).
  */
 import Database from 'better-sqlite3';
 import { invalidArgument } from '../errors.ts';

@@ -1,8 +1,8 @@
 /**
  * @module
- * The Inbox: the receiver's own durable record of the events it has handled, and of the ACK
- * proofs it has not seen answered yet (seed §6: "use event.id as the Inbox unique key in a local
- * transaction; ACK only after the reliable save or the business transaction").
+ * The Inbox: the receiver's own durable record of the events it has handled, and of the ACK proofs
+ * it has not seen answered yet (spec/rules.md#s6-7: "use event.id as the Inbox unique key in a
+ * local transaction; ACK only after the reliable save or the business transaction").
  *
  * An Inbox implementation keeps two tables in the receiver's database:
  *

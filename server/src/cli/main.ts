@@ -1,7 +1,7 @@
 /**
  * @module
- * `orbit serve | dev | migrate | bootstrap | publish | prune | credentials | settings` (the brief's
- * operator interface and what operations added to it).
+ * `orbit serve | dev | migrate | bootstrap | publish | prune | credentials | settings` (the operator
+ * interface of docs/operations.md).
  * Each command is a thin layer over the server package; the exit code is 0 on success, 1 on a
  * runtime failure and 2 on a usage error.
  */

@@ -1,6 +1,6 @@
 /**
  * @module
- * The operations console (issue 9): static HTML, CSS and plain ES modules under `./static/`,
+ * The operations console (docs/console.md): static HTML, CSS and plain ES modules under `./static/`,
  * served at `/console`. The console talks only to the public management API, with a token the
  * operator pastes into the page; nothing here reads a credential or touches the store.
  *

@@ -1,6 +1,6 @@
 /**
  * @module
- * Opaque, tamper-evident pagination cursors (brief decision 8). A cursor carries the position of
+ * Opaque, tamper-evident pagination cursors (spec/README.md, Pagination). A cursor carries the position of
  * the last item and the scope it was issued for, signed with HMAC-SHA256 under a deployment secret
  * that every node reads from the database. A cursor from another scope is refused. The signature
  * is compared in constant time, so the time a refusal takes says nothing about how much of a

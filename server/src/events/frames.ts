@@ -1,7 +1,7 @@
 /**
  * @module
- * Server frames of `orbit.events.v1` (seed §5–§7), built in one place. Every frame gets a fresh
- * `message_id`; replies name the request in `reply_to`.
+ * Server frames of `orbit.events.v1` (spec/rules.md#s5-6, #s5-7), built in one place. Every frame
+ * gets a fresh `message_id`; replies name the request in `reply_to`.
  */
 import { stringify } from '@orbit/spec/codec';
 import type { ErrorCode } from '@orbit/spec/errors';

@@ -1,9 +1,9 @@
 /**
  * @module
- * The `GET /v1/events/connect` upgrade (seed §5): token in the Authorization header only, no query
- * string, same-origin or allowed Origin, the `orbit.events.v1` subprotocol, `events:consume`, and
- * at most `maxConnections` per node. A refusal is an HTTP response with the envelope. Accepted
- * sockets become sessions fed by one claim pool per node.
+ * The `GET /v1/events/connect` upgrade (spec/rules.md#s5-1 to #s5-3, #s5-18): token in the
+ * Authorization header only, no query string, same-origin or allowed Origin, the `orbit.events.v1`
+ * subprotocol, `events:consume`, and at most `maxConnections` per node. A refusal is an HTTP
+ * response with the envelope. Accepted sockets become sessions fed by one claim pool per node.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import { hostname } from 'node:os';

@@ -1,9 +1,10 @@
 /**
  * @module
- * The claim pool (seed §5): claims are slow SQL and run apart from frame I/O. At most 4 claims in
- * flight per node and 1 per application; at most 128 waiting plus in flight; each scan round queues
- * at most 4; turns rotate across applications, then across subscriptions within one. No I/O here:
- * the claim itself is a function the caller supplies, so the policy is testable alone.
+ * The claim pool (spec/rules.md#s5-19 to #s5-21): claims are slow SQL and run apart from frame I/O.
+ * At most 4 claims in flight per node and 1 per application; at most 128 waiting plus in flight;
+ * each scan round queues at most 4; turns rotate across applications, then across subscriptions
+ * within one. No I/O here: the claim itself is a function the caller supplies, so the policy is
+ * testable alone.
  */
 
 export interface PoolLimits {

@@ -1,11 +1,12 @@
 /**
  * @module
- * One event connection (seed §5–§7): hello within the deadline, then ACKs and pings while the claim
- * pool feeds deliveries. Frames wait in a read queue with at most 4 in processing; every frame the
- * connection sends counts against its write queue of 8, and a claim leases only what the queue can
- * take now; a write that does not finish within the write timeout ends the connection. Capacity is
- * decided by the database (the `sessions` row and the leases that name this session); every claim
- * and ACK acts on authorization at most one second stale (`access.ts`).
+ * One event connection (spec/rules.md#s5-9 to #s7-9): hello within the deadline, then ACKs and
+ * pings while the claim pool feeds deliveries. Frames wait in a read queue with at most 4 in
+ * processing; every frame the connection sends counts against its write queue of 8, and a claim
+ * leases only what the queue can take now; a write that does not finish within the write timeout
+ * ends the connection. Capacity is decided by the database (the `sessions` row and the leases that
+ * name this session); every claim and ACK acts on authorization at most one second stale
+ * (`access.ts`).
  */
 import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spec/errors';
 import type { Settings } from '../config.ts';
@@ -292,7 +293,7 @@ export class Session implements Claimant {
     );
   }
 
-  /** A ping re-checks the credential and the subscription from the database before answering (seed §7). */
+  /** A ping re-checks the credential and the subscription from the database before answering (spec/rules.md#s7-1). */
   private async ping(frame: Extract<ClientFrame, { type: 'events.ping' }>): Promise<void> {
     const state = (await this.deps.store.accessOf([this.subscriptionId])).get(this.subscriptionId)!;
     const token = this.tokenDigest === undefined ? undefined : { digest: this.tokenDigest, now: Date.now() };
@@ -361,7 +362,7 @@ export class Session implements Claimant {
     this.release();
   }
 
-  /** Removes the session's row once; its leases stay and run out (seed §5). */
+  /** Removes the session's row once; its leases stay and run out (spec/rules.md#s5-17). */
   private release(): void {
     if (this.released || this.sessionId === null) return;
     this.released = true;

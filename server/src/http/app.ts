@@ -1,8 +1,8 @@
 /**
  * @module
- * The management API as a Hono app (seed §1–§4 and the brief's result seam). Cross-cutting rules
- * live here: request ids, the envelope on every answer, the server-side timeout. Routes are in one
- * file per resource.
+ * The management API as a Hono app (spec/rules.md#s1-9 to #s1-23; spec/README.md, The result log).
+ * Cross-cutting rules live here: request ids, the envelope on every answer, the server-side
+ * timeout. Routes are in one file per resource.
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 export type { AppEnv } from './context.ts';
@@ -24,7 +24,7 @@ import { noQuery } from './request.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
 
 export interface HttpSettings {
-  /** Server-side limit for one management request (seed §1: 8 s). */
+  /** Server-side limit for one management request (spec/rules.md#s1-19: 8 s). */
   readonly requestTimeoutMs: number;
   /** A node silent for this long is gone: its sessions are no longer listed (default 15 s). */
   readonly nodeTtlMs?: number;

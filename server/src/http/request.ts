@@ -1,8 +1,8 @@
 /**
  * @module
- * Strict request reading (seed §1): query strings with only known, non-repeated parameters; JSON
- * bodies up to 512 KiB, valid UTF-8, without duplicate keys, checked by the generated validator and
- * the codec's uint64 rule; an `Idempotency-Key` on every write.
+ * Strict request reading (spec/rules.md#s1-1, #s1-19 to #s1-22): query strings with only known,
+ * non-repeated parameters; JSON bodies up to 512 KiB, valid UTF-8, without duplicate keys, checked
+ * by the generated validator and the codec's uint64 rule; an `Idempotency-Key` on every write.
  */
 import { createHash } from 'node:crypto';
 import { isCanonicalUint64, isRawJson, parseStrict, StrictJsonError } from '@orbit/spec/codec';

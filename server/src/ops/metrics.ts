@@ -1,10 +1,10 @@
 /**
  * @module
- * Prometheus metrics (issue 8) in a registry of our own (never prom-client's global one, so two
- * servers in one process do not mix). The engine and the HTTP layer report through the small hook
- * interfaces below; the per-subscription backlog and the cluster-wide counts (`store/cluster.ts`)
- * are computed at scrape time from the database, so every node reports the same values for them.
- * `METRICS` is the documented list: docs/operations.md is checked against it.
+ * Prometheus metrics (docs/operations.md, Metrics) in a registry of our own (never prom-client's
+ * global one, so two servers in one process do not mix). The engine and the HTTP layer report
+ * through the small hook interfaces below; the per-subscription backlog and the cluster-wide counts
+ * (`store/cluster.ts`) are computed at scrape time from the database, so every node reports the
+ * same values for them. `METRICS` is the documented list: docs/operations.md is checked against it.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Claimed, Store, SweepReport } from '../store/store.ts';
@@ -25,7 +25,7 @@ export const METRICS = {
   orbit_claim_pool_depth: {
     type: 'gauge',
     labels: [],
-    help: "Claims waiting plus running in this node's claim pool (seed §5: at most 128).",
+    help: "Claims waiting plus running in this node's claim pool (spec/rules.md#s5-19: at most 128).",
   },
   orbit_deliveries_sent_total: { type: 'counter', labels: [], help: 'event.deliver frames written (each after its lease was committed).' },
   orbit_acks_total: { type: 'counter', labels: ['outcome'], help: 'event.ack answers by outcome: new, deduplicated, lease_lost.' },

@@ -1,9 +1,9 @@
 /**
  * @module
- * The delivery engine's transactions (seed §5–§6): binding a session, claiming (recovery,
- * materialization and leasing in one transaction, committed before any `event.deliver` is written)
- * and acknowledging. The subscription row is locked for a claim, so claims on one subscription
- * take turns instead of deadlocking, across nodes too.
+ * The delivery engine's transactions (spec/rules.md#s5-11, #s6-1, #s6-13 to #s6-17): binding a
+ * session, claiming (recovery, materialization and leasing in one transaction, committed before any
+ * `event.deliver` is written) and acknowledging. The subscription row is locked for a claim, so
+ * claims on one subscription take turns instead of deadlocking, across nodes too.
  */
 import { OrbitError } from '@orbit/spec/errors';
 import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
@@ -317,10 +317,10 @@ export type AckOutcome =
   | { readonly kind: 'lease_lost' };
 
 /**
- * Acknowledges a group of proofs in one transaction (seed §6): each proof gets its own verdict,
- * one commit serves them all. Only delivery rows change: `pending_count` is derived from non-ACKED
- * rows, so it drops exactly once, when a delivery becomes ACKED. Rows are locked in id order, so
- * two groups never wait on each other in a cycle.
+ * Acknowledges a group of proofs in one transaction (spec/rules.md#s6-13 to #s6-17): each proof
+ * gets its own verdict, one commit serves them all. Only delivery rows change: `pending_count` is
+ * derived from non-ACKED rows, so it drops exactly once, when a delivery becomes ACKED. Rows are
+ * locked in id order, so two groups never wait on each other in a cycle.
  */
 export async function acknowledgeAll(db: Database, requests: readonly AckRequest[]): Promise<AckOutcome[]> {
   if (requests.length === 0) return [];

@@ -1,10 +1,10 @@
 /**
  * @module
- * Credentials (brief decision 7): a bearer token is stored only as its digest, belongs to one
- * namespace and application, and holds a permission set and a queue set. The operator commands
- * list, revoke and rotate them. A rotation gives the credential a new token and keeps its id (so
- * its subscriptions stay bound); the replaced token keeps working until the end of the grace
- * period the operator chose, then stops.
+ * Credentials (spec/rules.md#s1-1, #s1-4; docs/operations.md, Credentials): a bearer token is
+ * stored only as its digest, belongs to one namespace and application, and holds a permission set
+ * and a queue set. The operator commands list, revoke and rotate them. A rotation gives the
+ * credential a new token and keeps its id (so its subscriptions stay bound); the replaced token
+ * keeps working until the end of the grace period the operator chose, then stops.
  */
 import { newId, newToken, sha256Hex } from '../crypto.ts';
 import { num, numOrNull, type Sql } from './sql.ts';

@@ -1,6 +1,6 @@
 /**
  * @module
- * The result log (brief decisions 1, 2, 5). One ordered, append-only log per deployment. An
+ * The result log (spec/README.md, The result log). One ordered, append-only log per deployment. An
  * appender locks the single `result_head` row, takes the next sequence and moves the head in the
  * same transaction, so sequences commit in order and the committed head — every sequence at or
  * below it is committed — is simply the head row as other transactions see it. A scanner that
@@ -29,7 +29,7 @@ export interface ResultInput {
 export interface LogPosition {
   /** The committed head: the highest sequence below which everything is committed. */
   readonly head: bigint;
-  /** Results at or below this sequence may have been pruned (brief decision 5). */
+  /** Results at or below this sequence may have been pruned (spec/README.md, Retention). */
   readonly boundary: bigint;
 }
 

@@ -1,8 +1,8 @@
 /**
  * @module
- * History retention (brief decision 5). Pruning below N moves the retention boundary to N - 1
- * first, then deletes old results in bounded batches, each its own short transaction. The event of
- * a delivery that is not ACKED is never deleted.
+ * History retention (spec/README.md, Retention). Pruning below N moves the retention boundary to
+ * N - 1 first, then deletes old results in bounded batches, each its own short transaction. The
+ * event of a delivery that is not ACKED is never deleted.
  *
  * A claim reads the boundary without a lock; on MySQL a claim that read the old boundary could
  * still be materializing deliveries for results a batch is about to delete. Each batch therefore

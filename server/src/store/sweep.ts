@@ -1,9 +1,9 @@
 /**
  * @module
- * The background lease sweep (seed §4 names it as missing; issue 8). Claims recover expired leases
- * of the subscription they claim for; this sweep recovers them everywhere else too — paused
- * subscriptions, subscriptions nobody consumes — so the delivery list never shows a lease that ran
- * out as LEASED for longer than one sweep interval.
+ * The background lease sweep (spec/rules.md#s4-28 names it as missing; spec/README.md, A delivery's
+ * life). Claims recover expired leases of the subscription they claim for; this sweep recovers them
+ * everywhere else too — paused subscriptions, subscriptions nobody consumes — so the delivery list
+ * never shows a lease that ran out as LEASED for longer than one sweep interval.
  *
  * The decision is `recoverExpiredLease` (PENDING while attempts remain, else EXPIRED); this file
  * only finds candidates and writes the decision with `WHERE id = ? AND revision = ?`, so several

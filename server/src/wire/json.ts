@@ -3,7 +3,7 @@
  * The contract's JSON shapes, rendered from the store's records: one mapper per shape, used by the
  * HTTP API and the WebSocket frames alike. Times are epoch milliseconds in records and UTC RFC 3339
  * strings on the wire; counters and versions are uint64 decimal strings; a result's `details` and
- * `result` go out as the exact text that was published (spec/README.md, Results).
+ * `result` go out as the exact text that was published (spec/README.md, The result log).
  */
 import { trustedRawJson } from '@orbit/spec/codec';
 import type {

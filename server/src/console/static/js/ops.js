@@ -1,8 +1,9 @@
-// Write operations with a stable Idempotency-Key (seed §1-§4). A key is made when an operation is
-// first sent and stored in sessionStorage with the exact request; it is reused whenever the same
-// operation is sent again and removed once a definitive answer arrives. Without an answer (network
-// failure, 5xx) the operation stays, and a retry resends the original key and body, so the server
-// applies it at most once and answers a repeat with the original receipt (`deduplicated: true`).
+// Write operations with a stable Idempotency-Key (spec/rules.md#s1-1; spec/README.md, Idempotency).
+// A key is made when an operation is first sent and stored in sessionStorage with the exact
+// request; it is reused whenever the same operation is sent again and removed once a definitive
+// answer arrives. Without an answer (network failure, 5xx) the operation stays, and a retry resends
+// the original key and body, so the server applies it at most once and answers a repeat with the
+// original receipt (`deduplicated: true`).
 
 import { apiRequest } from './api.js';
 
