@@ -49,6 +49,9 @@ export const UINT64_MEMBERS: ReadonlySet<string> = new Set([
   "task_revision"
 ]);
 
+/** The members of each client frame, by its `type`: an envelope with other members is refused. */
+export const CLIENT_FRAME_KEYS: Readonly<Record<string, readonly string[]>> = {"events.hello":["protocol_version","type","message_id","body"],"event.ack":["protocol_version","type","message_id","session_id","body"],"events.ping":["protocol_version","type","message_id","session_id","body"]};
+
 /** Per schema, the paths of the members kept as the exact JSON text that was published (`x-orbit-raw-json`). */
 export const RAW_JSON_PATHS = {
   "ResultSnapshot": [

@@ -6,7 +6,8 @@
  *   the `Idempotency-Key` header;
  * - the permissions, and the one each operation needs (`x-orbit-permission` in openapi.yaml);
  * - the member names whose values are uint64 decimal strings (whose range the schema cannot say);
- * - per schema, the paths of members kept as exact JSON text (`x-orbit-raw-json: true`).
+ * - per schema, the paths of members kept as exact JSON text (`x-orbit-raw-json: true`);
+ * - the members of each client frame type (its envelope).
  */
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -104,6 +105,21 @@ function operationPermissions(openapi: JsonObject): Record<string, string> {
   return Object.fromEntries(Object.entries(table).sort(([a], [b]) => a.localeCompare(b)));
 }
 
+/** Each client frame type's members, in schema order (its envelope: every member is required). */
+function clientFrameKeys(defs: JsonObject): Record<string, string[]> {
+  const table: Record<string, string[]> = {};
+  const members = at(defs, 'clientFrame').oneOf;
+  for (const member of Array.isArray(members) ? members : []) {
+    const name = isObject(member) ? refName(member.$ref) : null;
+    const frame = name === null ? undefined : defs[name];
+    if (!isObject(frame) || !isObject(frame.properties)) throw new Error(`clientFrame member ${String(name)} is not a frame schema`);
+    const type = frame.properties.type;
+    if (!isObject(type) || typeof type.const !== 'string') throw new Error(`${name} has no constant type`);
+    table[type.const] = Object.keys(frame.properties);
+  }
+  return table;
+}
+
 export function generateFields(header: string, events: JsonObject, openapi: JsonObject): string {
   const defs = at(events, '$defs');
   const schemas = namedSchemas(events, openapi);
@@ -134,6 +150,9 @@ export function generateFields(header: string, events: JsonObject, openapi: Json
     '',
     '/** Member names whose string values are uint64 decimal strings, wherever they occur in the contract. */',
     `export const UINT64_MEMBERS: ReadonlySet<string> = new Set(${json(uint64Members(schemas))});`,
+    '',
+    '/** The members of each client frame, by its `type`: an envelope with other members is refused. */',
+    `export const CLIENT_FRAME_KEYS: Readonly<Record<string, readonly string[]>> = ${JSON.stringify(clientFrameKeys(defs))};`,
     '',
     '/** Per schema, the paths of the members kept as the exact JSON text that was published (`x-orbit-raw-json`). */',
     `export const RAW_JSON_PATHS = ${json(rawJsonPaths(schemas))} as const;`,

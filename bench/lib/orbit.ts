@@ -7,7 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { type BootstrapResult, loadSettings, type RunningServer, startServer, type Store } from '@orbit/server';
+import { loadSettings } from '@orbit/server';
+import { type BootstrapResult, type RunningNode, startNode, type Store } from '@orbit/server/internal';
 import { ALL_PERMISSIONS, freshDatabase as testDatabase, serveOrbit, type TestDatabase } from '@orbit/testing';
 import { withTimeout } from './util.ts';
 
@@ -33,10 +34,10 @@ export interface ServerErrors {
 export async function startInProcess(
   db: BenchDatabase,
   env: Record<string, string> = {},
-): Promise<{ server: RunningServer; errors: ServerErrors }> {
+): Promise<{ server: RunningNode; errors: ServerErrors }> {
   const settings = loadSettings(env, { listen: '127.0.0.1:0', databaseUrl: db.url });
   const errors: ServerErrors = { count: 0, samples: [] };
-  const server = await startServer(settings, (level, message, fields) => {
+  const server = await startNode(settings, (level, message, fields) => {
     if (level !== 'warn' && level !== 'error') return;
     errors.count++;
     if (errors.samples.length < 5) errors.samples.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`.slice(0, 400));

@@ -9,7 +9,8 @@
  * Each run uses a fresh namespace, queue and subscription(s) (max_pending 1000, so a 16 × 32
  * window is never capped by the default backlog limit of 100) in one database per store.
  */
-import type { ResultInput, RunningServer } from '@orbit/server';
+import type { ResultInput } from '@orbit/server';
+import type { RunningNode } from '@orbit/server/internal';
 import { RawJson } from '@orbit/spec/codec';
 import mysql from 'mysql2/promise';
 import { mysqlCounters } from '../lib/machine.ts';
@@ -94,7 +95,7 @@ export class E2eBench {
 
   private constructor(
     readonly db: BenchDatabase,
-    readonly server: RunningServer,
+    readonly server: RunningNode,
     private readonly errors: ServerErrors,
     private readonly consumer: WorkerClient,
     private readonly publisher: WorkerClient,

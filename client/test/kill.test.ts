@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '@orbit/server';
+import { Store } from '@orbit/server/internal';
 import { api, eventually, freePort, freshDatabase, type ServerProcess, spawnServer, TASK, type TestDatabase } from '@orbit/testing';
 
 const RESULTS = 2000;

@@ -9,15 +9,19 @@
 import {
   type DeliverFrame,
   type Subscription,
+  type Validator,
   validateDeliveryList,
   validateSubscription,
   validateSubscriptionResult,
 } from '@orbit/generated';
+import { CAPACITY } from '@orbit/spec/protocol';
 import type { Role } from './config.ts';
 import type { CaseContext } from './context.ts';
 import { EvidenceLog } from './evidence.ts';
 import type { HttpResponse } from './http.ts';
-import { type EventConnection, isDeliver, type Received, repliesTo } from './ws.ts';
+import { memberAt } from './members.ts';
+import { isDeliver, type Received, repliesTo } from './frames.ts';
+import type { EventConnection } from './ws.ts';
 
 /** Returns a note when the subscription could not be retired, else null. */
 export function retireForCleanup(ctx: CaseContext, role: Role, id: string, proofs: Array<Received<DeliverFrame>>): Promise<string | null> {
@@ -28,8 +32,8 @@ export function retireForCleanup(ctx: CaseContext, role: Role, id: string, proof
 type Attempt = { done: true; note: string | null } | { done: false };
 
 /** `data` of a 200 envelope when it matches `validate`, else undefined. */
-function data<T>(res: HttpResponse, validate: (v: unknown) => v is T): T | undefined {
-  const value = (res.json as { data?: unknown } | undefined)?.data;
+function data<T>(res: HttpResponse, validate: Validator<T>): T | undefined {
+  const value = memberAt(res.json, 'data');
   return res.status === 200 && validate(value) ? value : undefined;
 }
 
@@ -103,7 +107,7 @@ async function openDrain(ctx: CaseContext, role: Role, id: string): Promise<Even
   try {
     const outcome = await ctx.upgrade(role);
     if (outcome.kind !== 'open') return null;
-    const welcome = await outcome.conn.hello(id, 32, ctx.replyMs);
+    const welcome = await outcome.conn.hello(id, CAPACITY.max, ctx.replyMs);
     if (welcome.type !== 'events.welcome') return null;
     outcome.conn.startHeartbeat(Math.floor(ctx.timing.idleTimeoutMs / 3));
     return outcome.conn;

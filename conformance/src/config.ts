@@ -7,9 +7,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { validateId } from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
+import { parse as parseYaml } from 'yaml';
 import { FEATURES, type Feature } from './features.ts';
+import { isObject } from './members.ts';
 
 /** The credential roles a configuration names (see README.md for what each must hold). */
 export const ROLES = {
@@ -102,10 +104,6 @@ export class ConfigError extends Error {
 
 type Json = Record<string, unknown>;
 
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function only(value: Json, where: string, allowed: readonly string[]): void {
   for (const key of Object.keys(value)) {
     if (!allowed.includes(key)) throw new ConfigError(`${where}: unknown key "${key}" (known: ${allowed.join(', ')})`);
@@ -122,11 +120,9 @@ function int(value: unknown, where: string, min: number): number {
   return value;
 }
 
-const ID = /^[0-9a-f]{32}$/;
-
 function queueId(value: unknown, where: string): string {
   const id = str(value, where);
-  if (!ID.test(id)) throw new ConfigError(`${where} must be a 32-character lower-case hex id`);
+  if (!validateId(id)) throw new ConfigError(`${where} must be a 32-character lower-case hex id`);
   return id;
 }
 

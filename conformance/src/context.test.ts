@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from './config.ts';
 import { CaseContext, lastSent } from './context.ts';
 import { CheckFailure, SkipSignal } from './errors.ts';
-import type { Received } from './ws.ts';
+import type { Received } from './frames.ts';
 
 const config = parseConfig({
   baseUrl: 'http://127.0.0.1:9',

@@ -1,86 +1,29 @@
 /**
  * @module
- * What a case works with: HTTP with raw bytes, WebSocket with raw frames, a result publisher,
- * credentials by role, fixtures (subscriptions that are retired again after the case), checks
- * that fail with a readable message, and fast-check properties that report their seed and the
- * request or frame they actually sent. Everything a case sends or receives lands in its evidence.
- * Responses and frames are typed with the generated types and checked with the generated
- * validators; nothing here restates a shape of the contract.
+ * What a case works with (`CaseContext`): HTTP with raw bytes, WebSocket with raw frames, a result
+ * publisher, credentials by role, fixtures (subscriptions that are retired again after the case),
+ * checks that fail with a readable message, and fast-check properties that report their seed and
+ * the request or frame they actually sent. Everything a case sends or receives lands in its evidence.
+ *
+ * It is built in three floors: `ContextBase` (context-base.ts: environment, timing, evidence,
+ * checks), `HttpContext` (context-http.ts: requests, envelopes, fixtures) and, in this file, the
+ * event connections with their frame checks, properties and teardown.
  */
 import { createHash } from 'node:crypto';
-import * as generated from '@orbit/generated';
-import type {
-  AckReplyFrame,
-  DeliverFrame,
-  DeliveryDetail,
-  DeliveryList,
-  EventDelivery,
-  Subscription,
-  SubscriptionResult,
-  Validator,
-  WelcomeFrame,
-} from '@orbit/generated';
-import {
-  validateDeliveryDetail,
-  validateDeliveryList,
-  validateErrorEnvelope,
-  validateSubscription,
-  validateSubscriptionResult,
-} from '@orbit/generated';
-import { ERROR_TABLE, type ErrorCode } from '@orbit/spec/errors';
+import type { AckReplyFrame, AckRequestFrame, DeliverFrame, WelcomeFrame } from '@orbit/generated';
+import type { ErrorCode } from '@orbit/spec/errors';
 import fc from 'fast-check';
-import type { Role, SuiteConfig, Timing } from './config.ts';
-import { CheckFailure, SkipSignal } from './errors.ts';
+import type { Role } from './config.ts';
+import { HttpContext } from './context-http.ts';
+import { CheckFailure } from './errors.ts';
 import { type Evidence, EvidenceLog } from './evidence.ts';
-import { type HttpResponse, sendHttp } from './http.ts';
-import { type PublishedEvent, type PublishInput, publishResult, randomId } from './publisher.ts';
-import { runCommand, substitute } from './shell.ts';
-import { type AckReply, EventConnection, isDeliver, type OpenOptions, type Received, repliesTo, type UpgradeOutcome } from './ws.ts';
+import { type AckReply, isDeliver, type Received, repliesTo } from './frames.ts';
+import { EventConnection, type OpenOptions, type UpgradeOutcome } from './ws.ts';
 
-export type { Subscription };
+export type { RunEnvironment } from './context-base.ts';
 
-/** The resolved environment of one run: a configuration with its credentials and queues filled in. */
-export interface RunEnvironment {
-  readonly config: SuiteConfig;
-  /** Values for `{placeholders}` in commands (`port`, `tmpdir`). */
-  readonly vars: Readonly<Record<string, string>>;
-  /** The run's seed; each property derives its own from it and the case id. */
-  readonly seed: number;
-  readonly numRuns: number;
-  /** A short random tag that makes names and idempotency keys unique per run. */
-  readonly runTag: string;
-}
-
-export interface RequestOptions {
-  /** A value is sent as JSON; a string or bytes are sent verbatim. */
-  readonly body?: unknown;
-  readonly key?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-  /** `null` sends no Content-Type; default `application/json` when there is a body. */
-  readonly contentType?: string | null;
-  readonly timeoutMs?: number;
-}
-
-let counter = 0;
-
-/** The name of a generated validator, for messages (`validateSubscription` -> `Subscription`). */
-const VALIDATOR_NAMES = new Map<unknown, string>(
-  Object.entries(generated)
-    .filter(([name]) => name.startsWith('validate'))
-    .map(([name, fn]) => [fn, name.slice('validate'.length)]),
-);
-
-/** JSON text with sorted member names, for order-independent comparison. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'undefined';
-}
+/** Fields of an event.ack body to send instead of the proof's own, with any value. */
+export type AckOverride = { readonly [K in keyof AckRequestFrame['body']]?: unknown };
 
 /** A 31-bit seed for one property, fixed by the run seed and the case id. */
 export function propertySeed(runSeed: number, caseId: string): number {
@@ -97,196 +40,10 @@ export function lastSent(items: readonly Evidence[]): string {
   return '(nothing was sent)';
 }
 
-export class CaseContext {
-  readonly config: SuiteConfig;
-  readonly timing: Timing;
-  private currentLog: EvidenceLog;
+export class CaseContext extends HttpContext {
   private readonly connections: EventConnection[] = [];
   /** Every connection of the case, also closed ones: their deliveries are proofs for cleanup. */
   private readonly allConnections: EventConnection[] = [];
-  private readonly owned: Array<{ role: Role; id: string }> = [];
-  /** Problems found while cleaning up (reported, never a failure). */
-  readonly cleanupNotes: string[] = [];
-  /** What a MAY case observed (its `info` outcome), or a remark of any case. */
-  readonly observations: string[] = [];
-
-  constructor(
-    readonly env: RunEnvironment,
-    readonly caseId: string,
-    readonly evidence: EvidenceLog = new EvidenceLog(),
-  ) {
-    this.config = env.config;
-    this.timing = env.config.timing;
-    this.currentLog = evidence;
-    this.redactInto(evidence);
-  }
-
-  private redactInto(log: EvidenceLog): void {
-    for (const [role, credential] of Object.entries(this.config.credentials))
-      if (credential) log.redact(credential.token, `<token:${role}>`);
-  }
-
-  get log(): EvidenceLog {
-    return this.currentLog;
-  }
-
-  /** Runs `fn` with its traffic recorded in `log` instead of the case's evidence. */
-  async withEvidence<T>(log: EvidenceLog, fn: () => Promise<T>): Promise<T> {
-    const previous = this.currentLog;
-    this.currentLog = log;
-    try {
-      return await fn();
-    } finally {
-      this.currentLog = previous;
-    }
-  }
-
-  // --- configuration ------------------------------------------------------------------------
-
-  get queue(): string {
-    return this.config.queues.primary!;
-  }
-
-  /** A second queue of the full credential; skips the case when none is configured. */
-  get secondaryQueue(): string {
-    return this.config.queues.secondary ?? this.skip('the configuration has no queues.secondary');
-  }
-
-  get otherNamespaceQueue(): string {
-    return this.config.queues.otherNamespace ?? this.skip('the configuration has no queues.otherNamespace');
-  }
-
-  token(role: Role): string {
-    return this.config.credentials[role]?.token ?? this.skip(`the configuration has no credentials.${role}`);
-  }
-
-  credentialId(role: Role): string | undefined {
-    return this.config.credentials[role]?.credentialId;
-  }
-
-  skip(reason: string): never {
-    throw new SkipSignal(reason);
-  }
-
-  /** Records what the case observed: the message of an `info` outcome. */
-  observe(text: string): void {
-    this.observations.push(text);
-    this.log.note(`observed: ${text}`);
-  }
-
-  /** A subscription name unique to this run. */
-  name(prefix = 'cf'): string {
-    return `${prefix}-${this.env.runTag}-${++counter}`;
-  }
-
-  /** An Idempotency-Key unique to this run, so that a rerun against the same server never replays it. */
-  key(prefix = 'cf'): string {
-    return `${prefix}-${this.env.runTag}-${randomId()}`;
-  }
-
-  /** Time to wait for a reply frame or a state change that should be immediate. */
-  get replyMs(): number {
-    return Math.max(5_000, this.timing.writeTimeoutMs);
-  }
-
-  /** Time to wait for a delivery of a freshly published result. */
-  get deliverMs(): number {
-    return 10_000;
-  }
-
-  /** How long "nothing happens" is observed; shorter than a lease so no expiry interferes. */
-  get quietMs(): number {
-    return Math.max(100, Math.min(this.timing.quietMs, Math.floor(this.timing.leaseDurationMs * 0.6)));
-  }
-
-  /**
-   * A "nothing happens" window that ends before the lease of `deliver` could run out (so a
-   * legitimate redelivery never counts against the server); 0 when too little time is left.
-   */
-  quietWithinLease(deliver: Received<DeliverFrame>): number {
-    const left = deliver.$at + Math.floor(this.timing.leaseDurationMs * 0.8) - Date.now();
-    const ms = Math.max(0, Math.min(this.quietMs, left));
-    if (ms < this.quietMs) this.log.note(`quiet window shortened to ${ms} ms to stay within the lease`);
-    return ms;
-  }
-
-  /** Upper bound for an expired lease to be recovered and offered again. */
-  get redeliveryMs(): number {
-    return 2 * this.timing.leaseDurationMs + this.timing.redeliveryBackoffMs + 5_000;
-  }
-
-  /**
-   * Skips the case when the lease the server actually granted (its `lease_until`, read against
-   * the deliver frame's arrival) runs out later than the case can wait: a case that waits for an
-   * expiry could otherwise only time out, or pass without testing anything.
-   */
-  requireLeaseWithin(deliver: Received<DeliverFrame>, budgetMs: number): void {
-    const until = Date.parse(deliver.body.delivery.lease_until ?? '');
-    const lease = Number.isFinite(until) ? until - Date.parse(deliver.body.delivery.created_at) : Number.NaN;
-    const granted = Math.max(Number.isFinite(lease) ? lease : 0, 0);
-    if (granted > budgetMs)
-      this.skip(
-        `the server granted a lease of about ${granted} ms (lease_until ${deliver.body.delivery.lease_until}); this case can wait ` +
-          `${budgetMs} ms: ` +
-          `start the server with a shorter lease and set timing.leaseDurationMs to it`,
-      );
-  }
-
-  // --- checks -------------------------------------------------------------------------------
-
-  check(condition: unknown, message: string): asserts condition {
-    if (!condition) throw new CheckFailure(message);
-  }
-
-  /** Deep equality of JSON values (member order does not matter). */
-  equal(actual: unknown, expected: unknown, what: string): void {
-    if (canonical(actual) !== canonical(expected))
-      throw new CheckFailure(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
-  }
-
-  /** Checks `value` against a generated validator (`validateSubscription`, ...). */
-  validate<T>(validator: Validator<T>, value: unknown, what: string): asserts value is T {
-    if (validator(value)) return;
-    const e = validator.errors?.[0];
-    throw new CheckFailure(
-      `${what} does not match ${VALIDATOR_NAMES.get(validator) ?? 'the schema'}: ${e?.instancePath || '(root)'} ${e?.message ?? ''}: ` +
-        `${JSON.stringify(value)?.slice(0, 400)}`,
-    );
-  }
-
-  private describe(res: HttpResponse): string {
-    return `HTTP ${res.status} ${res.text.slice(0, 300)}`;
-  }
-
-  /** A successful envelope with `status`; returns `data`, checked by `validator`. */
-  expectData<T>(res: HttpResponse, status: number, what: string, validator: Validator<T>): T {
-    if (res.status !== status) throw new CheckFailure(`${what}: expected HTTP ${status}, got ${this.describe(res)}`);
-    const body = res.json as { request_id?: unknown; data?: unknown } | undefined;
-    if (!body || typeof body !== 'object' || !('data' in body))
-      throw new CheckFailure(`${what}: expected a {request_id, data} envelope, got ${res.text.slice(0, 300)}`);
-    this.validate(validator, body.data, `${what}: data`);
-    return body.data;
-  }
-
-  /** An error envelope with the seed's status for `code`. */
-  expectError(res: HttpResponse, code: ErrorCode, what: string): void {
-    const status = ERROR_TABLE[code].status;
-    if (res.status !== status || res.errorCode !== code) {
-      throw new CheckFailure(`${what}: expected HTTP ${status} ${code}, got ${this.describe(res)}`);
-    }
-    this.validate(validateErrorEnvelope, res.json, `${what}: the error body`);
-  }
-
-  /** An error envelope with any of `codes` (where the seed leaves the choice open). */
-  expectOneOf(res: HttpResponse, codes: readonly ErrorCode[], what: string): ErrorCode {
-    const match = codes.find((c) => c === res.errorCode && ERROR_TABLE[c].status === res.status);
-    if (!match)
-      throw new CheckFailure(
-        `${what}: expected one of ${codes.map((c) => `${ERROR_TABLE[c].status} ${c}`).join(', ')}, got ${this.describe(res)}`,
-      );
-    this.validate(validateErrorEnvelope, res.json, `${what}: the error body`);
-    return match;
-  }
 
   /** An error frame with `code`. */
   expectFrameError(frame: Received, code: ErrorCode, what: string): void {
@@ -326,170 +83,6 @@ export class CaseContext {
     if (codes && !codes.includes(closed.code))
       throw new CheckFailure(`${what}: expected close code ${codes.join(' or ')}, got ${closed.code} ${closed.reason}`);
     return closed;
-  }
-
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, ms));
-  }
-
-  /** Polls `probe` until it returns a truthy value; fails after `timeoutMs` naming `what`. */
-  async eventually<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs: number, what: string, intervalMs = 100): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value) return value;
-      if (Date.now() > deadline) throw new CheckFailure(`timed out after ${timeoutMs} ms waiting for ${what}`);
-      await this.sleep(intervalMs);
-    }
-  }
-
-  // --- HTTP ---------------------------------------------------------------------------------
-
-  /** One request as `role` (null: no Authorization header). */
-  request(role: Role | null, method: string, target: string, options: RequestOptions = {}): Promise<HttpResponse> {
-    const headers: Record<string, string> = {};
-    if (role !== null) headers.authorization = `Bearer ${this.token(role)}`;
-    if (options.key !== undefined) headers['idempotency-key'] = options.key;
-    let body: string | Uint8Array | undefined;
-    if (options.body !== undefined) {
-      body = typeof options.body === 'string' || options.body instanceof Uint8Array ? options.body : JSON.stringify(options.body);
-      const type = options.contentType === undefined ? 'application/json' : options.contentType;
-      if (type !== null) headers['content-type'] = type;
-    }
-    Object.assign(headers, options.headers ?? {});
-    return sendHttp(
-      this.config.baseUrl,
-      { method, target, headers, ...(body !== undefined ? { body } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) },
-      this.log,
-    );
-  }
-
-  get(role: Role | null, target: string, options: RequestOptions = {}): Promise<HttpResponse> {
-    return this.request(role, 'GET', target, options);
-  }
-
-  /** A POST with a fresh Idempotency-Key unless `options.key` is given. */
-  post(role: Role | null, target: string, body: unknown, options: RequestOptions = {}): Promise<HttpResponse> {
-    return this.request(role, 'POST', target, { key: this.key(), ...options, body });
-  }
-
-  // --- fixtures -----------------------------------------------------------------------------
-
-  /** A valid create body: a unique name on the primary queue, plus `fields`. */
-  subscriptionBody(fields: Record<string, unknown> = {}): Record<string, unknown> {
-    return { name: this.name(), queue_id: this.queue, ...fields };
-  }
-
-  /** Remembers a subscription so it is retired after the case. */
-  own(role: Role, id: string): void {
-    if (!this.owned.some((o) => o.id === id)) this.owned.push({ role, id });
-  }
-
-  /** Owns the subscription a (possibly wrongly) successful create response carries, if any. */
-  ownCreated(role: Role, res: HttpResponse): void {
-    const id = (res.json as { data?: { subscription?: { id?: unknown } } } | undefined)?.data?.subscription?.id;
-    if (res.status >= 200 && res.status < 300 && typeof id === 'string') this.own(role, id);
-  }
-
-  /** Creates a subscription (201 expected) owned by `role` and retired after the case. */
-  async createSubscription(fields: Record<string, unknown> = {}, role: Role = 'full'): Promise<Subscription> {
-    const res = await this.post(role, '/v1/subscriptions', this.subscriptionBody(fields));
-    this.ownCreated(role, res);
-    return this.expectData(res, 201, 'setup: create a subscription', validateSubscriptionResult).subscription;
-  }
-
-  async getSubscription(id: string, role: Role = 'full'): Promise<Subscription> {
-    return this.expectData(await this.get(role, `/v1/subscriptions/${id}`), 200, `GET /v1/subscriptions/${id}`, validateSubscription);
-  }
-
-  /** Pauses or resumes with the current revision; returns the new snapshot. */
-  async configure(id: string, enabled: boolean, role: Role = 'full'): Promise<Subscription> {
-    const current = await this.getSubscription(id, role);
-    const res = await this.post(role, `/v1/subscriptions/${id}:configure`, {
-      expected_revision: current.revision,
-      enabled,
-      reason: 'conformance',
-    });
-    return this.expectData(res, 200, `configure enabled=${enabled}`, validateSubscriptionResult).subscription;
-  }
-
-  /** Retires with the current revision (200 expected). */
-  async retire(id: string, role: Role = 'full'): Promise<SubscriptionResult> {
-    const current = await this.getSubscription(id, role);
-    const res = await this.post(role, `/v1/subscriptions/${id}:retire`, { expected_revision: current.revision, reason: 'conformance' });
-    return this.expectData(res, 200, 'retire', validateSubscriptionResult);
-  }
-
-  async deliveryDetail(subscriptionId: string, deliveryId: string, role: Role = 'full'): Promise<DeliveryDetail> {
-    const res = await this.get(role, `/v1/subscriptions/${subscriptionId}/deliveries/${deliveryId}`);
-    return this.expectData(res, 200, `GET delivery ${deliveryId}`, validateDeliveryDetail);
-  }
-
-  async listDeliveries(subscriptionId: string, query = '', role: Role = 'full'): Promise<DeliveryList> {
-    const res = await this.get(role, `/v1/subscriptions/${subscriptionId}/deliveries${query ? `?${query}` : ''}`);
-    return this.expectData(res, 200, `list deliveries ${query}`, validateDeliveryList);
-  }
-
-  /** Polls the delivery until its state is `state`. */
-  async waitForDeliveryState(
-    subscriptionId: string,
-    deliveryId: string,
-    state: EventDelivery['state'],
-    timeoutMs: number,
-  ): Promise<EventDelivery> {
-    return this.eventually(
-      async () => {
-        const detail = await this.deliveryDetail(subscriptionId, deliveryId);
-        return detail.delivery.state === state ? detail.delivery : null;
-      },
-      timeoutMs,
-      `delivery ${deliveryId} to become ${state}`,
-      100,
-    );
-  }
-
-  /** Appends one result through the configured publisher. */
-  publish(input: PublishInput): Promise<PublishedEvent> {
-    return publishResult(
-      {
-        config: this.config.publish,
-        baseUrl: this.config.baseUrl,
-        publisherToken: this.config.credentials.publisher?.token,
-        primaryQueue: this.queue,
-        cwd: this.config.cwd,
-        vars: this.env.vars,
-        keyPrefix: `cf-pub-${this.env.runTag}`,
-      },
-      input,
-      this.log,
-    );
-  }
-
-  /** Runs a command of the configuration with `{placeholders}`; a non-zero exit fails the case as a setup error. */
-  private async configured(what: string, template: string, vars: Record<string, string>): Promise<void> {
-    const command = substitute(template, { ...this.env.vars, ...vars });
-    const env = Object.fromEntries(Object.entries(vars).map(([k, v]) => [`ORBIT_CONFORMANCE_${k.toUpperCase()}`, v]));
-    const result = await runCommand(command, { cwd: this.config.cwd, env });
-    this.log.note(`${what} command exited ${result.code}: ${result.stdout}${result.stderr}`);
-    if (result.code !== 0)
-      throw new CheckFailure(`setup: the ${what} command failed (exit ${result.code}): ${result.stderr.slice(0, 300)}`);
-  }
-
-  /** Runs the retention command: results below `beforeSequence` are removed. */
-  async prune(beforeSequence: string): Promise<void> {
-    const retention = this.config.retention ?? this.skip('the configuration has no retention.command');
-    await this.configured('retention', retention.command, { before_sequence: beforeSequence });
-  }
-
-  /** Runs the attempt-budget command: the delivery's attempts and attempt_budget are set directly. */
-  async setAttemptBudget(subscriptionId: string, deliveryId: string, attempts: number, budget: number): Promise<void> {
-    const hook = this.config.attemptBudget ?? this.skip('the configuration has no attemptBudget.command');
-    await this.configured('attempt-budget', hook.command, {
-      subscription_id: subscriptionId,
-      delivery_id: deliveryId,
-      attempts: String(attempts),
-      attempt_budget: String(budget),
-    });
   }
 
   // --- WebSocket ----------------------------------------------------------------------------
@@ -541,22 +134,18 @@ export class CaseContext {
     return conn.next(isDeliver, timeoutMs, what);
   }
 
-  /** Sends event.ack with the proof of `deliver` (fields overridable); returns the message_id. */
-  sendAck(
-    conn: EventConnection,
-    deliver: Received<DeliverFrame>,
-    override: Partial<{ delivery_id: unknown; epoch: unknown; lease_secret: unknown }> = {},
-  ): string {
-    return conn.send('event.ack', {
+  /** Sends event.ack with the proof of `deliver` (any field overridable, also by an invalid value); returns the message_id. */
+  sendAck(conn: EventConnection, deliver: Received<DeliverFrame>, override: AckOverride = {}): string {
+    const proof: AckRequestFrame['body'] = {
       delivery_id: deliver.body.delivery.id,
       epoch: deliver.body.delivery.lease_epoch,
       lease_secret: deliver.body.lease_secret,
-      ...override,
-    });
+    };
+    return conn.send('event.ack', { ...proof, ...override });
   }
 
   /** ACKs `deliver` on `conn` and returns the reply frame (an ack or an error). */
-  ack(conn: EventConnection, deliver: Received<DeliverFrame>, override: Parameters<CaseContext['sendAck']>[2] = {}): Promise<AckReply> {
+  ack(conn: EventConnection, deliver: Received<DeliverFrame>, override: AckOverride = {}): Promise<AckReply> {
     return conn.ackReply(this.sendAck(conn, deliver, override), this.replyMs);
   }
 

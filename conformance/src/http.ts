@@ -10,6 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { parseStrict } from '@orbit/spec/codec';
 import { NetworkError } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
+import { memberAt } from './members.ts';
 
 export interface HttpRequest {
   readonly method: string;
@@ -63,7 +64,7 @@ export class HttpResponse {
 
   /** The `error.code` of an error envelope, if the body is one. */
   get errorCode(): string | undefined {
-    const code = (this.json as { error?: { code?: unknown } } | undefined)?.error?.code;
+    const code = memberAt(this.json, 'error', 'code');
     return typeof code === 'string' ? code : undefined;
   }
 

@@ -7,12 +7,14 @@
  * expiry and heartbeat cases blame the server for the configuration's mistake, so the run stops
  * before it starts and names the setting to change.
  */
-import { validateSubscriptionResult } from '@orbit/generated';
+import { type HelloFrame, validateSubscriptionResult } from '@orbit/generated';
 import { retireForCleanup } from './cleanup.ts';
 import { ConfigError } from './config.ts';
 import { CaseContext, type RunEnvironment } from './context.ts';
 import { sendHttp } from './http.ts';
-import { type EventConnection, isWelcome } from './ws.ts';
+import { memberAt } from './members.ts';
+import { isWelcome } from './frames.ts';
+import type { EventConnection } from './ws.ts';
 
 /** What the suite knows about a server it started itself (spawn mode). */
 export interface ServerWatch {
@@ -81,13 +83,15 @@ export async function checkConfiguration(env: RunEnvironment): Promise<string | 
   try {
     const created = await ctx.post('full', '/v1/subscriptions', ctx.subscriptionBody({ name: ctx.name('cf-preflight') }));
     ctx.ownCreated('full', created);
-    if (created.status !== 201 || !validateSubscriptionResult((created.json as { data?: unknown } | undefined)?.data))
+    const data = memberAt(created.json, 'data');
+    if (created.status !== 201 || !validateSubscriptionResult(data))
       return `the configuration check could not create a subscription (HTTP ${created.status})`;
-    const sub = (created.json as { data: { subscription: { id: string } } }).data.subscription;
+    const sub = data.subscription;
     const outcome = await ctx.upgrade('full');
     if (outcome.kind !== 'open') return `the configuration check could not connect (HTTP ${outcome.status})`;
     const conn: EventConnection = outcome.conn;
-    conn.send('events.hello', { subscription_id: sub.id, capacity: 1 });
+    const hello: HelloFrame['body'] = { subscription_id: sub.id, capacity: 1 };
+    conn.send('events.hello', hello);
     // Any welcome will do: whether it names the hello in reply_to is a case's business.
     const welcome = await conn.poll(isWelcome, ctx.replyMs).catch(() => null);
     if (welcome?.type !== 'events.welcome') return 'the configuration check received no events.welcome';

@@ -6,13 +6,14 @@
  * and prints the appended event (`{event}`, the `{request_id, data: {event}}` envelope, or the
  * event itself) on stdout.
  */
-import { randomBytes } from 'node:crypto';
 import { type EventType, type PublishResultRequest, type ResultEvent, validateResultEvent } from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
 import type { PublishConfig } from './config.ts';
 import { CheckFailure } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
 import { sendHttp } from './http.ts';
+import { randomId } from './ids.ts';
+import { memberAt } from './members.ts';
 import { runCommand, substitute } from './shell.ts';
 
 export type { EventType };
@@ -34,10 +35,6 @@ export type PublishInput = Pick<PublishResultRequest, 'type'> &
 /** The appended event, as the publisher reported it. */
 export type PublishedEvent = ResultEvent;
 
-export function randomId(): string {
-  return randomBytes(16).toString('hex');
-}
-
 /** The request body as text, with `details` and `result` spliced in verbatim. */
 export function publishBody(input: PublishInput, taskId: string): string {
   const parts = [
@@ -54,8 +51,7 @@ export function publishBody(input: PublishInput, taskId: string): string {
 
 /** The event of `{request_id, data: {event}}`, `{event}` or the event itself, when it is a valid ResultEvent. */
 function extractEvent(value: unknown): PublishedEvent | undefined {
-  const v = value as { data?: { event?: unknown }; event?: unknown } | undefined;
-  const event = v?.data?.event ?? v?.event ?? value;
+  const event = memberAt(value, 'data', 'event') ?? memberAt(value, 'event') ?? value;
   return validateResultEvent(event) ? event : undefined;
 }
 

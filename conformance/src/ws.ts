@@ -1,83 +1,37 @@
 /**
  * @module
  * A raw orbit.events.v1 client. It offers exactly the subprotocols, headers and extensions a case
- * asks for, sends any text or binary frame (valid or not), and keeps every server frame as text:
- * parsed with the strict codec and checked against the generated validator of its type. A frame
- * that is not strict JSON, is binary, or does not match the schema is a protocol violation: it
- * fails the case, and a case waiting for a frame stops waiting at once (the outcome is known).
+ * asks for, sends any text or binary frame (valid or not), and keeps every server frame as text,
+ * read as `frames.ts` says. A frame that is not strict JSON, is binary, or does not match the
+ * schema is a protocol violation: it fails the case, and a case waiting for a frame stops waiting
+ * at once (the outcome is known).
  */
-import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import {
-  type AckReplyFrame,
-  type DeliverFrame,
-  type ErrorFrame,
-  type PingReplyFrame,
-  type ServerFrame,
-  type Validator,
-  validateAckReplyFrame,
-  validateDeliverFrame,
-  validateErrorFrame,
-  validatePingReplyFrame,
-  validateServerFrame,
-  validateWelcomeFrame,
-  type WelcomeFrame,
-} from '@orbit/generated';
+import type { ClientFrame, HelloFrame, ServerFrame } from '@orbit/generated';
 import { parseStrict } from '@orbit/spec/codec';
+import { CONNECT_PATH, PROTOCOL_VERSION, SUBPROTOCOL } from '@orbit/spec/protocol';
 import WebSocket from 'ws';
 import { CheckFailure, NetworkError } from './errors.ts';
 import type { EvidenceLog } from './evidence.ts';
-
-export const PROTOCOL = 'orbit.events.v1';
-export const CONNECT_PATH = '/v1/events/connect';
-
-export function newMessageId(): string {
-  return randomBytes(16).toString('hex');
-}
-
-/** A server frame as received: the parsed frame plus its exact text and arrival time. */
-export type Received<F extends ServerFrame = ServerFrame> = F & {
-  /** The frame exactly as received. */
-  readonly $text: string;
-  /** When it arrived (Date.now()). */
-  readonly $at: number;
-};
-
-/** A predicate that also narrows the frame's type. */
-export type FrameGuard<F extends ServerFrame> = (f: Received) => f is Received & Received<F>;
-
-/** The request a frame answers (its reply_to), if any. */
-export function replyOf(f: Received): string | undefined {
-  return 'reply_to' in f ? f.reply_to : undefined;
-}
-
-/** Frames that answer request `messageId`. */
-export function repliesTo(messageId: string): (f: Received) => boolean {
-  return (f) => replyOf(f) === messageId;
-}
-
-export const isDeliver: FrameGuard<DeliverFrame> = (f): f is Received<DeliverFrame> => f.type === 'event.deliver';
-export const isError: FrameGuard<ErrorFrame> = (f): f is Received<ErrorFrame> => f.type === 'error';
-export const isWelcome: FrameGuard<WelcomeFrame> = (f): f is Received<WelcomeFrame> => f.type === 'events.welcome';
-
-/** An event.deliver of delivery `deliveryId` (with `epoch`, when given). */
-export function deliveryOf(deliveryId: string, epoch?: string): FrameGuard<DeliverFrame> {
-  return (f): f is Received<DeliverFrame> =>
-    f.type === 'event.deliver' && f.body.delivery.id === deliveryId && (epoch === undefined || f.body.delivery.lease_epoch === epoch);
-}
-
-/** The reply frames of a request type: what `reply()` may legitimately return. */
-export type AckReply = Received<AckReplyFrame | ErrorFrame>;
-export type PingReply = Received<PingReplyFrame | ErrorFrame>;
-export type HelloReply = Received<WelcomeFrame | ErrorFrame>;
+import {
+  type AckReply,
+  type FrameGuard,
+  type HelloReply,
+  type PingReply,
+  type Received,
+  readServerFrame,
+  replyOf,
+  repliesTo,
+} from './frames.ts';
+import { randomId } from './ids.ts';
 
 export interface OpenOptions {
   readonly token?: string | null;
-  /** Offered subprotocols; default `[orbit.events.v1]`; `[]` offers none. */
+  /** Offered subprotocols; default `[SUBPROTOCOL]` (spec/rules.md#s5-1); `[]` offers none. */
   readonly protocols?: readonly string[];
   readonly headers?: Readonly<Record<string, string>>;
-  /** Path and query of the upgrade request; default `/v1/events/connect`. */
+  /** Path and query of the upgrade request; default `CONNECT_PATH` (spec/rules.md#s5-1). */
   readonly target?: string;
   /** Offer permessage-deflate (the server must decline it). */
   readonly offerCompression?: boolean;
@@ -94,25 +48,6 @@ export type UpgradeOutcome =
       /** The body parsed as strict JSON, or undefined. */
       readonly json: unknown;
     };
-
-/** The validator of one server frame type (the two `ack` bodies told apart by their members). */
-function validatorFor(value: unknown): { name: string; validate: Validator<ServerFrame> } {
-  const frame = value as { type?: unknown; body?: unknown };
-  switch (frame?.type) {
-    case 'events.welcome':
-      return { name: 'WelcomeFrame', validate: validateWelcomeFrame };
-    case 'event.deliver':
-      return { name: 'DeliverFrame', validate: validateDeliverFrame };
-    case 'error':
-      return { name: 'ErrorFrame', validate: validateErrorFrame };
-    case 'ack':
-      return typeof frame.body === 'object' && frame.body !== null && 'delivery_id' in frame.body
-        ? { name: 'AckReplyFrame', validate: validateAckReplyFrame }
-        : { name: 'PingReplyFrame', validate: validatePingReplyFrame };
-    default:
-      return { name: 'serverFrame', validate: validateServerFrame };
-  }
-}
 
 let connectionCounter = 0;
 
@@ -149,7 +84,7 @@ export class EventConnection {
       ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
       ...(options.headers ?? {}),
     };
-    const protocols = options.protocols ?? [PROTOCOL];
+    const protocols = options.protocols ?? [SUBPROTOCOL];
     const ws = new WebSocket(url, [...protocols], {
       headers,
       perMessageDeflate: options.offerCompression === true,
@@ -209,23 +144,9 @@ export class EventConnection {
     const text = data.toString('utf8');
     this.log?.add({ kind: 'ws-frame', conn: this.id, direction: 'received', text: this.log.clean(text), binary: isBinary });
     if (isBinary) return this.violation(`binary frame from the server: ${text.slice(0, 200)}`);
-    let value: unknown;
-    try {
-      value = parseStrict(text);
-    } catch (error) {
-      return this.violation(`server frame is not strict JSON (${(error as Error).message}): ${text.slice(0, 300)}`);
-    }
-    const { name, validate } = validatorFor(value);
-    if (!validate(value)) {
-      const e = validate.errors?.[0];
-      return this.violation(
-        `server frame does not match ${name} (${e?.instancePath || '(root)'} ` +
-          `${e?.message ?? ''}${e?.params ? ` ${JSON.stringify(e.params)}` : ''}): ${text.slice(0, 500)}`,
-      );
-    }
-    const frame = Object.assign(Object.create(null) as object, value, { $text: text, $at: Date.now() }) as Received;
-    Object.defineProperty(frame, '$text', { enumerable: false });
-    Object.defineProperty(frame, '$at', { enumerable: false });
+    const read = readServerFrame(text, Date.now());
+    if ('violation' in read) return this.violation(read.violation);
+    const { frame } = read;
     this.received.push(frame);
     this.unread.push(frame);
     this.wake();
@@ -264,10 +185,10 @@ export class EventConnection {
   }
 
   /** Sends a frame of `type` with a fresh message_id and the bound session_id (not on hello); returns the message_id. */
-  send(type: string, body: unknown, extra: Record<string, unknown> = {}): string {
-    const messageId = newMessageId();
+  send(type: ClientFrame['type'], body: unknown, extra: Record<string, unknown> = {}): string {
+    const messageId = randomId();
     const frame = {
-      protocol_version: '1',
+      protocol_version: PROTOCOL_VERSION,
       type,
       message_id: messageId,
       ...(this.sessionId !== null && type !== 'events.hello' ? { session_id: this.sessionId } : {}),
@@ -344,7 +265,8 @@ export class EventConnection {
 
   /** Sends events.hello; returns the reply (welcome or error) and binds the session on welcome. */
   async hello(subscriptionId: string, capacity: number, timeoutMs: number): Promise<HelloReply> {
-    const id = this.send('events.hello', { subscription_id: subscriptionId, capacity });
+    const body: HelloFrame['body'] = { subscription_id: subscriptionId, capacity };
+    const id = this.send('events.hello', body);
     const reply = await this.reply(id, timeoutMs, 'a reply to events.hello');
     if (reply.type === 'events.welcome') {
       this.sessionId = reply.session_id;

@@ -10,12 +10,12 @@
  */
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
-import { loadSettings, openOrbit } from '@orbit/server';
+import { createOrbit, loadSettings } from '@orbit/server';
 import { Hono } from 'hono';
 import { WebSocketServer } from 'ws';
 
 // Opens the database of ORBIT_DATABASE_URL (migrating it) and serves everything under /orbit.
-const orbit = await openOrbit(loadSettings(process.env), { basePath: '/orbit' });
+const orbit = await createOrbit(loadSettings(process.env), { basePath: '/orbit' });
 
 // The host app: its own routes and its own 404, and Orbit's routes merged in under /orbit.
 const host = new Hono();

@@ -18,8 +18,19 @@ import { EventGateway } from './events/gateway.ts';
 import { receiptRetentionJob, retentionJob, sweepJob, type PeriodicJob } from './ops/jobs.ts';
 import type { Log } from './ops/log.ts';
 import { OrbitMetrics } from './ops/metrics.ts';
-import { Store } from './store/store.ts';
+import type { ResultEvent } from '@orbit/generated';
+import { Store, type ResultInput } from './store/store.ts';
+import { eventJson } from './wire/json.ts';
 
+/** A transaction of the in-process result seam: your own statements, and appends that commit or roll back with them. */
+export interface OrbitTransaction {
+  run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }>;
+  all(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  /** Appends results to the log in this transaction (spec/README.md, The result log). */
+  appendResults(inputs: readonly ResultInput[]): Promise<ResultEvent[]>;
+}
+
+/** Orbit embedded in your process: mount `app`, `attach` the WebSocket entry, publish in-process. */
 export interface Orbit {
   /** Serves the API, `/healthz`, `/readyz`, `/v1/openapi.json` and the console, all under `basePath`. */
   readonly app: Hono<AppEnv>;
@@ -29,10 +40,10 @@ export interface Orbit {
   readonly connectPath: string;
   /** The app of a separate metrics listener (`/metrics` only), when `metrics_listen` is set. */
   readonly metricsApp: Hono<AppEnv> | null;
-  readonly store: Store;
-  readonly metrics: OrbitMetrics;
-  /** Background jobs of this node: the lease sweep, receipt expiry and, when configured, retention. */
-  readonly jobs: readonly PeriodicJob[];
+  /** Appends results in one transaction of their own; returns the events as subscribers will get them. */
+  appendResults(inputs: readonly ResultInput[]): Promise<ResultEvent[]>;
+  /** Runs `fn` in one database transaction; results it appends are announced once it commits. */
+  transaction<T>(fn: (tx: OrbitTransaction) => Promise<T>): Promise<T>;
   /**
    * Attaches the `orbit.events.v1` upgrade handler to a Node HTTP server. It takes only upgrades
    * for `connectPath` and leaves every other upgrade to the server's other listeners (a host's
@@ -48,15 +59,22 @@ export interface Orbit {
   close(): Promise<void>;
 }
 
-export interface OrbitOptions {
+/** One node's Orbit with what the repository's own tools reach into: the store, metrics and jobs. */
+export interface OrbitNode extends Orbit {
   readonly store: Store;
-  readonly settings: Settings;
+  readonly metrics: OrbitMetrics;
+  /** Background jobs of this node: the lease sweep, receipt expiry and, when configured, retention. */
+  readonly jobs: readonly PeriodicJob[];
+}
+
+export interface OrbitOptions {
   readonly log?: Log;
   /** Serve everything under this path prefix (`/orbit`); default `''`, the root. */
   readonly basePath?: string;
 }
 
-export function createOrbit(options: OrbitOptions): Orbit {
+/** Assembles a node on a store you opened (the CLI, tests and the benchmark); `close()` leaves the store open. */
+export function assembleOrbit(options: OrbitOptions & { readonly store: Store; readonly settings: Settings }): OrbitNode {
   const { store, settings } = options;
   const log: Log = options.log ?? (() => {});
   const basePath = normalizeBasePath(options.basePath);
@@ -113,6 +131,25 @@ export function createOrbit(options: OrbitOptions): Orbit {
     store,
     metrics,
     jobs,
+    async appendResults(inputs) {
+      return (await store.appendResults(inputs)).map(eventJson);
+    },
+    async transaction(fn) {
+      let appended = false;
+      const value = await store.db.transaction((tx) =>
+        fn({
+          run: (sql, params = []) => tx.run(sql, params),
+          all: (sql, params = []) => tx.all(sql, params),
+          async appendResults(inputs) {
+            const results = await store.appendResultsIn(tx, inputs);
+            appended ||= results.length > 0;
+            return results.map(eventJson);
+          },
+        }),
+      );
+      if (appended) store.notifyAppended();
+      return value;
+    },
     attach(server, attachOptions) {
       gateway.attach(server, attachOptions);
     },
@@ -126,13 +163,17 @@ export function createOrbit(options: OrbitOptions): Orbit {
 }
 
 /**
- * Opens the store that `settings.databaseUrl` names (applying migrations) and creates Orbit on
+ * Opens the database that `settings.databaseUrl` names (applying migrations) and creates Orbit on
  * it: what a host app calls to embed Orbit (docs/embedding.md). Its `close()` also drains and
- * closes that store, after Orbit's own shutdown.
+ * closes that database, after Orbit's own shutdown.
  */
-export async function openOrbit(settings: Settings, options: Omit<OrbitOptions, 'store' | 'settings'> = {}): Promise<Orbit> {
+export function createOrbit(settings: Settings, options: OrbitOptions = {}): Promise<Orbit> {
+  return openNode(settings, options);
+}
+
+async function openNode(settings: Settings, options: OrbitOptions): Promise<OrbitNode> {
   const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
-  const orbit = createOrbit({ ...options, store, settings });
+  const orbit = assembleOrbit({ ...options, store, settings });
   return {
     ...orbit,
     async close() {
@@ -191,10 +232,19 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Opens the store (applying migrations), serves HTTP(S) and WebSocket, resolves once listening. */
-export async function startServer(settings: Settings, log?: Log): Promise<RunningServer> {
+/** `startServer`'s answer with the node inside (the CLI, tests and the benchmark). */
+export interface RunningNode extends RunningServer {
+  readonly orbit: OrbitNode;
+}
+
+/** Opens the database (applying migrations), serves HTTP(S) and WebSocket, resolves once listening: `orbit serve`. */
+export function startServer(settings: Settings, log?: Log): Promise<RunningServer> {
+  return startNode(settings, log);
+}
+
+export async function startNode(settings: Settings, log?: Log): Promise<RunningNode> {
   const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
-  const orbit = createOrbit({ store, settings, ...(log ? { log } : {}) });
+  const orbit = assembleOrbit({ store, settings, ...(log ? { log } : {}) });
   const scheme = settings.tls ? 'https' : 'http';
   const server = serve(orbit.app.fetch, settings);
   orbit.attach(server, { refuseOthers: true });

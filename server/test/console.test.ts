@@ -23,7 +23,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadSettings } from '../src/config.ts';
 import { CONSOLE_CSP, consoleRoutes } from '../src/console/routes.ts';
-import { createOrbit, type Orbit } from '../src/server.ts';
+import { assembleOrbit, type OrbitNode } from '../src/server.ts';
 import type { BootstrapResult } from '../src/store/principal.ts';
 import { Store } from '../src/store/store.ts';
 import { ALL_PERMISSIONS, api, eventually, freshDatabase, type TestDatabase, TestSocket } from '@orbit/testing';
@@ -46,7 +46,7 @@ const rawResult = (n: number): string =>
 describe('operations console in Chromium (sqlite)', () => {
   let db: TestDatabase;
   let store: Store;
-  let orbit: Orbit;
+  let orbit: OrbitNode;
   let server: Server;
   let base: string;
   let owner: BootstrapResult;
@@ -115,7 +115,7 @@ describe('operations console in Chromium (sqlite)', () => {
     db = await freshDatabase('sqlite');
     const settings = loadSettings({ ORBIT_LEASE_DURATION_MS: '300' }, { listen: '127.0.0.1:0', databaseUrl: db.url });
     store = await Store.open(settings.databaseUrl);
-    orbit = createOrbit({ store, settings });
+    orbit = assembleOrbit({ store, settings });
     // The console in front of the API app, as the server wires it.
     const app = new Hono();
     consoleRoutes(app);
@@ -493,7 +493,11 @@ describe('operations console in Chromium (sqlite)', () => {
   });
 
   it('works under a base path: Orbit mounted at /orbit in a host app', async () => {
-    const prefixed = createOrbit({ store, settings: loadSettings({}, { listen: '127.0.0.1:0', databaseUrl: db.url }), basePath: '/orbit' });
+    const prefixed = assembleOrbit({
+      store,
+      settings: loadSettings({}, { listen: '127.0.0.1:0', databaseUrl: db.url }),
+      basePath: '/orbit',
+    });
     const host = new Hono();
     host.get('/', (c) => c.text('host'));
     host.route('/', prefixed.app as unknown as Hono);

@@ -3,10 +3,11 @@
  * In-process servers for tests: `startServer` of the server package's public entry, on a free
  * loopback port and a fresh database, with a shortcut to bootstrap a credential.
  */
-import { type BootstrapResult, loadSettings, type RunningServer, startServer } from '@orbit/server';
+import { loadSettings } from '@orbit/server';
+import { type BootstrapResult, type RunningNode, startNode } from '@orbit/server/internal';
 import { freshDatabase, type StoreKind, type TestDatabase } from './databases.ts';
 
-export interface TestServer extends RunningServer {
+export interface TestServer extends RunningNode {
   readonly database: TestDatabase;
   bootstrap(
     options?: Partial<{ namespace: string; application: string; queues: string[]; permissions: string[] }>,
@@ -23,7 +24,7 @@ export const ALL_PERMISSIONS = ['events:manage', 'events:read', 'events:consume'
 export async function startTestServer(kind: StoreKind, env: Record<string, string> = {}, database?: TestDatabase): Promise<TestServer> {
   const db = database ?? (await freshDatabase(kind));
   const settings = loadSettings({ ...env }, { listen: '127.0.0.1:0', databaseUrl: db.url });
-  const running = await startServer(settings);
+  const running = await startNode(settings);
   return {
     ...running,
     database: db,

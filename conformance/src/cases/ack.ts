@@ -1,60 +1,27 @@
 /**
  * @module
- * Delivery and ACK (spec/rules.md §2, §5, §6): the event.deliver frame, the lease
- * persisted before sending, ACK replies and their deduplication across connections, every way a
- * proof can be wrong (secret, epoch, delivery, owner), late ACKs and replaced epochs, capacity and
- * max_pending, the type filter, and non-canonical proofs generated with fast-check.
+ * Delivery and ACK (spec/rules.md §4, §6, §7): the event.deliver frame, the lease persisted before
+ * sending, ACK replies and their deduplication across connections, every way a proof can be wrong
+ * (secret, epoch, delivery, owner), late ACKs and replaced epochs. The `ack` area goes on in
+ * ack-flow.ts (what reaches a connection) and ack-properties.ts (non-canonical proofs).
  */
 import { validateAckReplyFrame, validateDeliverFrame } from '@orbit/generated';
-import fc from 'fast-check';
-import { encodeBase64url, isCanonicalBase64url } from '@orbit/spec/codec';
+import { isCanonicalBase64url, LEASE_SECRET_BYTES } from '@orbit/spec/codec';
 import { type ConformanceCase, defineCase } from '../case.ts';
-import { CheckFailure } from '../errors.ts';
-import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
-import { deliveryOf, type EventConnection, isDeliver, type Received, repliesTo } from '../ws.ts';
-import type { DeliverFrame } from '@orbit/generated';
-import { describeEvents, expiredDelivery, expiryBudget, leased, otherSecret, ping, randomHex, SNAPSHOT_STATE } from './helpers.ts';
-
-const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
-
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-
-/** Non-canonical spellings of `secret` that lenient decoders map to the same 32 bytes. */
-export function secretAliases(secret: string): string[] {
-  const last = ALPHABET.indexOf(secret[secret.length - 1]!);
-  const aliases: string[] = [];
-  for (let bits = 1; bits < 4; bits++) aliases.push(secret.slice(0, -1) + ALPHABET[last | bits]!);
-  aliases.push(`${secret}=`, `${secret}==`);
-  if (/[-_]/.test(secret)) aliases.push(secret.replace(/-/g, '+').replace(/_/g, '/'));
-  aliases.push(` ${secret}`, `${secret}\n`, `${secret.slice(0, 20)}\n${secret.slice(20)}`);
-  return aliases.filter((a) => a !== secret);
-}
-
-/** Sends an ACK on `conn` with `override`; expects it to be refused (never acknowledged). */
-async function expectAckRefused(
-  ctx: CaseContext,
-  conn: EventConnection,
-  deliver: Received<DeliverFrame>,
-  override: Record<string, unknown>,
-  what: string,
-): Promise<void> {
-  const id = ctx.sendAck(conn, deliver, override);
-  const reply = await conn.poll(repliesTo(id), ctx.replyMs);
-  if (reply?.type === 'ack') throw new CheckFailure(`${what}: the ACK was accepted: ${reply.$text}`);
-  if (reply) {
-    ctx.check(
-      reply.type === 'error' && reply.error.code === 'INVALID_ARGUMENT',
-      `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${reply.$text}`,
-    );
-    return;
-  }
-  const closed = await conn.waitClose(ctx.replyMs);
-  ctx.check(
-    closed?.code === 1008,
-    `${what}: expected INVALID_ARGUMENT or a 1008 close, got ${closed ? `close ${closed.code}` : 'nothing'}`,
-  );
-}
+import { deliveryOf, repliesTo } from '../frames.ts';
+import { randomId } from '../ids.ts';
+import {
+  describeEvents,
+  expiredDelivery,
+  expiryBudget,
+  expiryTimeout,
+  leased,
+  otherSecret,
+  ping,
+  SNAPSHOT_STATE,
+  UINT64_MAX,
+} from './helpers.ts';
 
 export const ackCases: ConformanceCase[] = [
   defineCase({
@@ -66,8 +33,8 @@ export const ackCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      const attempt = randomHex();
-      const task = randomHex();
+      const attempt = randomId();
+      const task = randomId();
       const event = await ctx.publish({
         type: 'task.needs_review',
         task_id: task,
@@ -110,7 +77,10 @@ export const ackCases: ConformanceCase[] = [
         'snapshot',
       );
       ctx.equal(e.details, { reason: 'REVIEW' }, 'details');
-      ctx.check(isCanonicalBase64url(secret, 32), `lease_secret ${secret} is not canonical base64url of 32 bytes`);
+      ctx.check(
+        isCanonicalBase64url(secret, LEASE_SECRET_BYTES),
+        `lease_secret ${secret} is not canonical base64url of ${LEASE_SECRET_BYTES} bytes`,
+      );
       ctx.check(
         Date.parse(d.lease_until ?? '') > Date.parse(d.created_at),
         `lease_until ${d.lease_until} is not after created_at ${d.created_at}`,
@@ -254,7 +224,7 @@ export const ackCases: ConformanceCase[] = [
     seed: ['s6-17'],
     async run(ctx: CaseContext) {
       const { sub, conn, deliver } = await leased(ctx);
-      for (const epoch of ['2', '0', '18446744073709551615']) {
+      for (const epoch of ['2', '0', UINT64_MAX]) {
         ctx.expectFrameError(
           await conn.reply(ctx.sendAck(conn, deliver, { epoch }), ctx.replyMs),
           'DELIVERY_LEASE_LOST',
@@ -274,7 +244,7 @@ export const ackCases: ConformanceCase[] = [
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
       const { conn } = await ctx.bind(sub.id);
-      const id = conn.send('event.ack', { delivery_id: randomHex(), epoch: '1', lease_secret: otherSecret() });
+      const id = conn.send('event.ack', { delivery_id: randomId(), epoch: '1', lease_secret: otherSecret() });
       const reply = await conn.reply(id, ctx.replyMs);
       ctx.check(
         reply.type === 'error' && (reply.error?.code === 'DELIVERY_LEASE_LOST' || reply.error?.code === 'NOT_FOUND'),
@@ -384,264 +354,6 @@ export const ackCases: ConformanceCase[] = [
         'the replaced proof after the new one was acknowledged',
       );
       ctx.equal((await ctx.deliveryDetail(sub.id, d.id)).delivery.state, 'ACKED', 'state');
-    },
-  }),
-  defineCase({
-    id: 'ack.capacity-respected',
-    area: 'ack',
-    level: 'MUST',
-    title: 'MUST NOT let a connection hold more unacknowledged deliveries than its capacity',
-    seed: ['s5-11', 's4-11'],
-    async run(ctx: CaseContext) {
-      const sub = await ctx.createSubscription();
-      const { conn } = await ctx.bind(sub.id, 2);
-      for (let i = 0; i < 3; i++) await ctx.publish({ type: 'task.succeeded' });
-      const a = await ctx.deliver(conn);
-      await ctx.deliver(conn);
-      const third = await conn.poll((f) => f.type === 'event.deliver', ctx.quietWithinLease(a));
-      ctx.check(!third, `a third delivery arrived on a connection of capacity 2: ${third?.$text}`);
-      for (const p of (await ctx.listDeliveries(sub.id, 'state=PENDING')).items) {
-        if (p.attempts === 0)
-          ctx.check(
-            p.lease_epoch === '0' && p.lease_until === undefined,
-            `a never-sent PENDING delivery: ${JSON.stringify(p)}; expected lease_epoch "0" and no lease_until`,
-          );
-      }
-      ctx.equal((await ctx.ack(conn, ctx.latest(a))).type, 'ack', 'ACK of the first');
-      await conn.next(
-        (f) => f.type === 'event.deliver' && f.body.delivery.id !== a.body.delivery.id && f.body.delivery.lease_epoch === '1',
-        ctx.deliverMs,
-        'the third delivery after one ACK',
-      );
-    },
-  }),
-  defineCase({
-    id: 'ack.max-pending-respected',
-    area: 'ack',
-    level: 'MUST',
-    title: 'MUST NOT materialize more than max_pending unfinished deliveries for a subscription',
-    seed: ['s2-6', 's2-17'],
-    async run(ctx: CaseContext) {
-      const sub = await ctx.createSubscription({ max_pending: 1 });
-      const { conn } = await ctx.bind(sub.id, 3);
-      await ctx.publish({ type: 'task.succeeded' });
-      await ctx.publish({ type: 'task.succeeded' });
-      const first = await ctx.deliver(conn);
-      const second = await conn.poll((f) => f.type === 'event.deliver', ctx.quietWithinLease(first));
-      ctx.check(!second, `a second delivery arrived with max_pending 1: ${second?.$text}`);
-      const now = await ctx.getSubscription(sub.id);
-      ctx.check(now.pending_count <= 1, `pending_count ${now.pending_count} exceeds max_pending 1`);
-      ctx.equal((await ctx.ack(conn, ctx.latest(first))).type, 'ack', 'ACK of the first');
-      await conn.next(
-        (f) => f.type === 'event.deliver' && f.body.delivery.id !== first.body.delivery.id,
-        ctx.deliverMs,
-        'the second delivery after the ACK',
-      );
-    },
-  }),
-  defineCase({
-    id: 'ack.types-filter',
-    area: 'ack',
-    level: 'MUST',
-    title: 'MUST deliver only results of the subscribed types',
-    seed: ['s2-4'],
-    async run(ctx: CaseContext) {
-      const sub = await ctx.createSubscription({ types: ['task.failed', 'task.needs_review'] });
-      const { conn } = await ctx.bind(sub.id, 8);
-      await ctx.publish({ type: 'task.succeeded' });
-      await ctx.publish({ type: 'task.cancelled' });
-      const failed = await ctx.publish({ type: 'task.failed' });
-      const review = await ctx.publish({ type: 'task.needs_review' });
-      const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
-      const got = frames.map((f) => f.body.event);
-      ctx.check(
-        got
-          .map((e) => e.id)
-          .sort()
-          .join() === [failed.id, review.id].sort().join(),
-        `delivered ${describeEvents(got)}; expected ${describeEvents([failed, review])} (subscribed to task.failed and task.needs_review)`,
-      );
-      const extra = await conn.poll((f) => isDeliver(f) && !frames.some((g) => g.body.delivery.id === f.body.delivery.id), ctx.quietMs);
-      ctx.check(
-        !extra,
-        `a result of an unsubscribed type was delivered: ${extra && isDeliver(extra) ? describeEvents([extra.body.event]) : extra?.$text}`,
-      );
-    },
-  }),
-  defineCase({
-    id: 'ack.requeued-never-delivered',
-    area: 'ack',
-    level: 'MUST',
-    title: 'MUST never deliver task.requeued, even to a subscription of all types',
-    seed: ['s2-9'],
-    async run(ctx: CaseContext) {
-      const sub = await ctx.createSubscription({ types: [] });
-      const { conn } = await ctx.bind(sub.id, 4);
-      const requeued = await ctx.publish({ type: 'task.requeued' });
-      const done = await ctx.publish({ type: 'task.succeeded' });
-      const delivered = await ctx.deliver(conn);
-      ctx.equal(delivered.body.event.id, done.id, 'the delivered event');
-      const extra = await conn.poll((f) => f.type === 'event.deliver' && f.body.delivery.id !== delivered.body.delivery.id, ctx.quietMs);
-      ctx.check(!extra, `task.requeued was delivered: ${extra?.$text}`);
-      const list = await ctx.listDeliveries(sub.id);
-      ctx.check(!list.items.some((d) => d.event_id === requeued.id), 'a delivery exists for the task.requeued event');
-    },
-  }),
-  defineCase({
-    id: 'ack.needs-review-distinct-events',
-    area: 'ack',
-    level: 'MUST',
-    title: 'MUST deliver a later authoritative result of the same task as a separate event',
-    seed: ['s2-10'],
-    async run(ctx: CaseContext) {
-      const sub = await ctx.createSubscription();
-      const { conn } = await ctx.bind(sub.id, 2);
-      const task = randomHex();
-      const review = await ctx.publish({ type: 'task.needs_review', task_id: task, task_revision: '1' });
-      const done = await ctx.publish({ type: 'task.succeeded', task_id: task, task_revision: '2' });
-      const frames = [await ctx.deliver(conn), await ctx.deliver(conn)];
-      const got = frames.map((f) => f.body.event);
-      ctx.check(
-        got
-          .map((e) => e.id)
-          .sort()
-          .join() === [review.id, done.id].sort().join(),
-        `delivered ${describeEvents(got)}; expected both results of task ${task}: ${describeEvents([review, done])}`,
-      );
-      ctx.check(frames[0]!.body.delivery.id !== frames[1]!.body.delivery.id, 'both results share one delivery');
-      ctx.check(
-        frames.every((f) => f.body.event.aggregate_id === task),
-        'aggregate_id differs from the task',
-      );
-    },
-  }),
-  defineCase({
-    id: 'ack.concurrent-results-all-delivered',
-    area: 'ack',
-    level: 'MUST',
-    title: 'MUST deliver every one of many results published concurrently, each once, without skipping late commits',
-    seed: ['s6-18'],
-    timeoutMs: 60_000,
-    async run(ctx: CaseContext) {
-      const sub = await ctx.createSubscription({ types: ['task.failed'] });
-      const { conn } = await ctx.bind(sub.id, 32);
-      const published = await Promise.all(Array.from({ length: 24 }, () => ctx.publish({ type: 'task.failed' })));
-      const wanted = new Set(published.map((e) => e.id));
-      const seen = new Map<string, number>();
-      while ([...wanted].some((id) => !seen.has(id))) {
-        const f = await conn.next(
-          (x) => x.type === 'event.deliver',
-          ctx.deliverMs,
-          `the remaining ${[...wanted].filter((id) => !seen.has(id)).length} of ${wanted.size} events`,
-        );
-        seen.set(f.body.event.id, (seen.get(f.body.event.id) ?? 0) + 1);
-        ctx.check(wanted.has(f.body.event.id), `an event that was not published in this case arrived: ${describeEvents([f.body.event])}`);
-        const reply = await ctx.ack(conn, f);
-        ctx.check(reply.type === 'ack', `ACK failed: ${reply.$text}`);
-      }
-      const twice = [...seen].filter(([, n]) => n > 1);
-      ctx.check(twice.length === 0, `events delivered more than once within their lease: ${JSON.stringify(twice)}`);
-      ctx.equal((await ctx.getSubscription(sub.id)).pending_count, 0, 'pending_count after all ACKs');
-    },
-  }),
-  defineCase({
-    id: 'ack.lease-survives-disconnect',
-    area: 'ack',
-    level: 'MUST',
-    title: 'MUST keep a lease when its connection closes: it is not offered again before expiry and its proof still acknowledges',
-    seed: ['s5-17', 's7-22'],
-    async run(ctx: CaseContext) {
-      const { sub, conn, deliver } = await leased(ctx);
-      await conn.close();
-      const { conn: next } = await ctx.bind(sub.id);
-      const early = await next.poll(
-        (f) => f.type === 'event.deliver' && f.body.delivery.id === deliver.body.delivery.id,
-        ctx.quietWithinLease(deliver),
-      );
-      ctx.check(!early, `the leased delivery was offered again before its lease ran out: ${early?.$text}`);
-      const reply = await ctx.ack(next, ctx.latest(deliver));
-      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `ACK on the new connection: ${reply.$text}`);
-    },
-  }),
-  defineCase({
-    id: 'ack.prop-noncanonical-secret',
-    area: 'ack',
-    level: 'MUST',
-    kind: 'property',
-    title:
-      'MUST refuse, never acknowledge, every non-canonical base64url spelling of the lease secret (also those that decode to the same ' +
-      'bytes)',
-    seed: ['s8-9'],
-    timeoutMs: 90_000,
-    async run(ctx: CaseContext) {
-      const { sub, conn: first, deliver } = await leased(ctx);
-      await first.close();
-      // Paused: no claim can replace the proof while the property runs, however long it shrinks.
-      await ctx.configure(sub.id, false);
-      const secret = deliver.body.lease_secret as string;
-      const arbitrary = fc.oneof(
-        fc.constantFrom(...secretAliases(secret)),
-        // random 43-character strings whose last character has non-zero unused bits
-        fc
-          .tuple(
-            fc.stringMatching(/^[A-Za-z0-9_-]{42}$/),
-            fc.constantFrom(...ALPHABET.split('').filter((c) => (ALPHABET.indexOf(c) & 3) !== 0)),
-          )
-          .map(([a, b]) => a + b),
-        // wrong lengths and padding
-        fc
-          .uint8Array({ minLength: 31, maxLength: 33 })
-          .filter((b) => b.length !== 32)
-          .map((b) => encodeBase64url(b)),
-        fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => `${encodeBase64url(b)}=`),
-        fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('base64')),
-      );
-      await ctx.property(arbitrary, async (candidate) => {
-        const { conn } = await ctx.bind(sub.id);
-        await expectAckRefused(ctx, conn, deliver, { lease_secret: candidate }, `ACK with lease_secret ${JSON.stringify(candidate)}`);
-      });
-      const { conn } = await ctx.bind(sub.id);
-      const reply = await ctx.ack(conn, deliver);
-      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `the canonical secret afterwards: ${reply.$text}`);
-    },
-  }),
-  defineCase({
-    id: 'ack.prop-noncanonical-epoch',
-    area: 'ack',
-    level: 'MUST',
-    kind: 'property',
-    title: 'MUST refuse, never acknowledge, every non-canonical spelling of the lease epoch',
-    seed: ['s1-21', 's6-17'],
-    timeoutMs: 90_000,
-    async run(ctx: CaseContext) {
-      const { sub, conn: first, deliver } = await leased(ctx);
-      await first.close();
-      await ctx.configure(sub.id, false);
-      const epoch = deliver.body.delivery.lease_epoch as string;
-      const arbitrary = fc.oneof(
-        fc.integer({ min: 1, max: 5 }).map((k) => '0'.repeat(k) + epoch),
-        fc.constantFrom(
-          `+${epoch}`,
-          `${epoch}.0`,
-          `${epoch}e0`,
-          ` ${epoch}`,
-          `${epoch} `,
-          `0x${epoch}`,
-          '',
-          '-1',
-          '18446744073709551616',
-          '99999999999999999999',
-          '100000000000000000000',
-        ),
-        fc.constantFrom(Number(epoch), null, [epoch], true),
-      );
-      await ctx.property(arbitrary, async (candidate) => {
-        const { conn } = await ctx.bind(sub.id);
-        await expectAckRefused(ctx, conn, deliver, { epoch: candidate }, `ACK with epoch ${JSON.stringify(candidate)}`);
-      });
-      const { conn } = await ctx.bind(sub.id);
-      const reply = await ctx.ack(conn, deliver);
-      ctx.check(reply.type === 'ack' && reply.body.deduplicated === false, `the canonical epoch afterwards: ${reply.$text}`);
     },
   }),
 ];

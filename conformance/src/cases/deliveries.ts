@@ -7,9 +7,9 @@
 import { type EventDelivery, validateDeliveryList, validateDeliveryRetryResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import type { Timing } from '../config.ts';
-import { deliveryOf } from '../ws.ts';
-import { expiredDelivery, leased, randomHex } from './helpers.ts';
+import { deliveryOf } from '../frames.ts';
+import { randomId } from '../ids.ts';
+import { expiredDelivery, expiryTimeout, leased } from './helpers.ts';
 
 /** A subscription with two deliveries on one connection, the first ACKED and the second LEASED. */
 async function twoDeliveries(ctx: CaseContext) {
@@ -23,8 +23,6 @@ async function twoDeliveries(ctx: CaseContext) {
   ctx.check(reply.type === 'ack', `setup: ACK failed: ${reply.$text}`);
   return { sub, conn, acked: a, leasedFrame: b };
 }
-
-const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
 
 export const deliveryCases: ConformanceCase[] = [
   defineCase({
@@ -119,7 +117,7 @@ export const deliveryCases: ConformanceCase[] = [
         'the delivery under another subscription',
       );
       ctx.expectError(
-        await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries/${randomHex()}`),
+        await ctx.get('full', `/v1/subscriptions/${other.id}/deliveries/${randomId()}`),
         'NOT_FOUND',
         'an unknown delivery id',
       );

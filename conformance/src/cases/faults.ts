@@ -7,13 +7,12 @@
 import { validateErrorEnvelope, validateSubscriptionList } from '@orbit/generated';
 import { connect } from 'node:net';
 import { defineCase, type ConformanceCase } from '../case.ts';
-import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
 import { basePath } from '../http.ts';
-import { deliveryOf } from '../ws.ts';
-import { leased, listAll, randomHex } from './helpers.ts';
-
-const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
+import { memberAt } from '../members.ts';
+import { deliveryOf } from '../frames.ts';
+import { randomId } from '../ids.ts';
+import { expiryTimeout, leased, listAll, UINT64_MAX } from './helpers.ts';
 
 /** Whether `text` holds a whole HTTP response (headers and a Content-Length body). */
 function completeResponse(text: string): boolean {
@@ -105,24 +104,24 @@ export const faultCases: ConformanceCase[] = [
     seed: ['s7-13'],
     async run(ctx: CaseContext) {
       const sub = await ctx.createSubscription();
-      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${randomHex()}`), 'NOT_FOUND', 'GET an unknown subscription');
+      ctx.expectError(await ctx.get('full', `/v1/subscriptions/${randomId()}`), 'NOT_FOUND', 'GET an unknown subscription');
       ctx.expectError(
-        await ctx.get('full', `/v1/subscriptions/${randomHex()}/deliveries`),
+        await ctx.get('full', `/v1/subscriptions/${randomId()}/deliveries`),
         'NOT_FOUND',
         'list deliveries of an unknown subscription',
       );
       ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${randomHex()}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
+        await ctx.post('full', `/v1/subscriptions/${randomId()}:configure`, { expected_revision: '1', enabled: false, reason: 'x' }),
         'NOT_FOUND',
         'configure an unknown subscription',
       );
       ctx.expectError(
-        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}`),
+        await ctx.get('full', `/v1/subscriptions/${sub.id}/deliveries/${randomId()}`),
         'NOT_FOUND',
         'GET an unknown delivery',
       );
       ctx.expectError(
-        await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${randomHex()}:retry`, {
+        await ctx.post('full', `/v1/subscriptions/${sub.id}/deliveries/${randomId()}:retry`, {
           expected_revision: '1',
           reason: 'x',
           additional_attempts: 1,
@@ -139,7 +138,7 @@ export const faultCases: ConformanceCase[] = [
     title: 'MUST refuse a malformed id in the path (404 NOT_FOUND or 400 INVALID_ARGUMENT), never 5xx',
     seed: ['s7-13', 's4-6'],
     async run(ctx: CaseContext) {
-      for (const id of ['ZZZ', randomHex().toUpperCase(), `${randomHex()}0`, '%00', '..%2F..%2Fhealthz']) {
+      for (const id of ['ZZZ', randomId().toUpperCase(), `${randomId()}0`, '%00', '..%2F..%2Fhealthz']) {
         ctx.expectOneOf(await ctx.get('full', `/v1/subscriptions/${id}`), ['NOT_FOUND', 'INVALID_ARGUMENT'], `GET /v1/subscriptions/${id}`);
       }
     },
@@ -241,14 +240,14 @@ export const faultCases: ConformanceCase[] = [
         await ctx.get('full', '/v1/subscriptions/zz'),
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, { expected_revision: '9', enabled: false, reason: 'x' }),
         await ctx.post('full', `/v1/subscriptions/${sub.id}:configure`, {
-          expected_revision: '18446744073709551615',
+          expected_revision: UINT64_MAX,
           enabled: false,
           reason: '\u0000',
         }),
         await ctx.get('full', `/v1/subscriptions?queue_id=${ctx.queue}&cursor=${'A'.repeat(600)}`),
       ];
       for (const res of responses) {
-        const message = String((res.json as { error?: { message?: unknown } } | undefined)?.error?.message ?? '');
+        const message = String(memberAt(res.json, 'error', 'message') ?? '');
         ctx.check(
           !/\n\s+at |SQLITE_|ER_[A-Z_]+|node_modules|\.ts:\d+|\.js:\d+|SELECT |INSERT |UPDATE /.test(message),
           `an error message leaks internals: ${message}`,

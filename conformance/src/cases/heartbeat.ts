@@ -7,7 +7,7 @@
 import { validatePingReplyFrame, validateSubscriptionResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { repliesTo } from '../ws.ts';
+import { repliesTo } from '../frames.ts';
 import { ping, pinged, postRetire } from './helpers.ts';
 
 export const heartbeatCases: ConformanceCase[] = [

@@ -10,24 +10,29 @@ import {
   type ErrorFrame,
   type EventDelivery,
   type PingReplyFrame,
+  type ResultType,
   type Subscription,
+  type TaskState,
   type Validator,
   validateDeliveryRetryResult,
   type WelcomeFrame,
 } from '@orbit/generated';
-import { encodeBase64url } from '@orbit/spec/codec';
-import type { Role } from '../config.ts';
+import { encodeBase64url, LEASE_SECRET_BYTES, UINT64_MAX as UINT64_MAX_VALUE } from '@orbit/spec/codec';
+import { PROTOCOL_VERSION } from '@orbit/spec/protocol';
+import type { Role, Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
 import { CheckFailure } from '../errors.ts';
 import type { HttpResponse } from '../http.ts';
 import type { EventType, PublishedEvent } from '../publisher.ts';
-import type { EventConnection, Received } from '../ws.ts';
+import type { Received } from '../frames.ts';
+import { randomId } from '../ids.ts';
+import type { EventConnection } from '../ws.ts';
 
 /** The fixed order of `Subscription.types` (spec/rules.md#s2-15; the order is spec/README.md's). */
-export const TYPE_ORDER = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'] as const;
+export const TYPE_ORDER = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'] as const satisfies readonly ResultType[];
 
 /** The snapshot state of each result type. */
-export const SNAPSHOT_STATE: Record<EventType, string> = {
+export const SNAPSHOT_STATE: Record<EventType, TaskState> = {
   'task.succeeded': 'SUCCEEDED',
   'task.failed': 'FAILED',
   'task.cancelled': 'CANCELLED',
@@ -35,15 +40,12 @@ export const SNAPSHOT_STATE: Record<EventType, string> = {
   'task.requeued': 'QUEUED',
 };
 
-export const UINT64_MAX = '18446744073709551615';
+/** The largest uint64, as its canonical decimal string. */
+export const UINT64_MAX = String(UINT64_MAX_VALUE);
 
 /** A canonical secret that is not the real one. */
 export function otherSecret(): string {
-  return encodeBase64url(new Uint8Array(randomBytes(32)));
-}
-
-export function randomHex(bytes = 16): string {
-  return randomBytes(bytes).toString('hex');
+  return encodeBase64url(new Uint8Array(randomBytes(LEASE_SECRET_BYTES)));
 }
 
 /** `id (type)` of each event, for messages that list events. */
@@ -109,6 +111,9 @@ export function expiryBudget(ctx: CaseContext): number {
   return ctx.redeliveryMs;
 }
 
+/** The timeout of a case that waits for a lease to run out (and a redelivery), from the declared timing. */
+export const expiryTimeout = (t: Timing): number => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
+
 /**
  * A delivery that ran out of its only attempt: `max_attempts` 1, leased once, lease expired with
  * the connection still open (recovery is triggered by later claims of an enabled subscription,
@@ -170,4 +175,23 @@ export function tamper(text: string): string {
   const c = text[i]!;
   const replacement = c === 'A' ? 'B' : c === '0' ? '1' : /[a-z]/.test(c) ? (c === 'a' ? 'b' : 'a') : 'A';
   return text.slice(0, i) + replacement + text.slice(i + 1);
+}
+
+/** The `protocol_version` member of a raw frame text. */
+export const VERSION_MEMBER = `"protocol_version":${JSON.stringify(PROTOCOL_VERSION)}`;
+
+/** The text of an events.ping naming `sessionId`. */
+export function pingText(sessionId: string | null, messageId = randomId()): string {
+  return JSON.stringify({
+    protocol_version: PROTOCOL_VERSION,
+    type: 'events.ping',
+    message_id: messageId,
+    session_id: sessionId,
+    body: {},
+  });
+}
+
+/** Expects the server to close `conn` with 1008 (policy violation, spec/rules.md#s7-9). */
+export async function expectPolicyClose(ctx: CaseContext, conn: EventConnection, what: string): Promise<void> {
+  await ctx.expectClosed(conn, ctx.replyMs, what, [1008]);
 }

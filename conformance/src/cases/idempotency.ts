@@ -8,7 +8,7 @@
 import { validatePublishResultResponse, validateSubscriptionResult } from '@orbit/generated';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
-import { randomHex } from './helpers.ts';
+import { randomId } from '../ids.ts';
 
 export const idempotencyCases: ConformanceCase[] = [
   defineCase({
@@ -134,7 +134,7 @@ export const idempotencyCases: ConformanceCase[] = [
     features: ['results-http'],
     async run(ctx: CaseContext) {
       const key = ctx.key();
-      const body = { type: 'task.failed', task_id: randomHex(), task_revision: '3', details: { reason: 'x' } };
+      const body = { type: 'task.failed', task_id: randomId(), task_revision: '3', details: { reason: 'x' } };
       const first = ctx.expectData(
         await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }),
         201,
@@ -165,7 +165,7 @@ export const idempotencyCases: ConformanceCase[] = [
     features: ['results-http'],
     async run(ctx: CaseContext) {
       const key = ctx.key();
-      const body = { type: 'task.succeeded', task_id: randomHex(), task_revision: '1' };
+      const body = { type: 'task.succeeded', task_id: randomId(), task_revision: '1' };
       ctx.expectData(
         await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body, { key }),
         201,

@@ -1,12 +1,16 @@
 /**
  * @module
- * The catalogue: every case, grouped by area in the order the runner uses. Ids are stable;
- * `conformance/case-ids.json` pins them (see test/catalogue.test.ts).
+ * The catalogue: every case, grouped by area in the order the runner uses (a large area is split
+ * over several files, listed here in order). Ids are stable; `conformance/case-ids.json` pins them
+ * and their order (see test/catalogue.test.ts).
  */
 import type { ConformanceCase } from '../case.ts';
 import { ackCases } from './ack.ts';
+import { ackFlowCases } from './ack-flow.ts';
+import { ackPropertyCases } from './ack-properties.ts';
 import { deliveryCases } from './deliveries.ts';
 import { envelopeCases } from './envelope.ts';
+import { envelopeRequestCases } from './envelope-requests.ts';
 import { faultCases } from './faults.ts';
 import { heartbeatCases } from './heartbeat.ts';
 import { historyCases } from './history.ts';
@@ -15,20 +19,27 @@ import { jsonCases } from './json.ts';
 import { retentionCases } from './retention.ts';
 import { retireCases } from './retire.ts';
 import { sessionCases } from './session.ts';
+import { sessionFrameCases } from './session-frames.ts';
 import { subscriptionCases } from './subscriptions.ts';
+import { subscriptionLifecycleCases } from './subscriptions-lifecycle.ts';
 import { upgradeCases } from './upgrade.ts';
 import { validationCases } from './validation.ts';
 
 export const ALL_CASES: readonly ConformanceCase[] = Object.freeze([
   ...jsonCases,
   ...envelopeCases,
+  ...envelopeRequestCases,
   ...validationCases,
   ...idempotencyCases,
   ...subscriptionCases,
+  ...subscriptionLifecycleCases,
   ...deliveryCases,
   ...upgradeCases,
   ...sessionCases,
+  ...sessionFrameCases,
   ...ackCases,
+  ...ackFlowCases,
+  ...ackPropertyCases,
   ...heartbeatCases,
   ...retireCases,
   ...historyCases,

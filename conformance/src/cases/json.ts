@@ -7,11 +7,11 @@
 import { validateSubscriptionResult } from '@orbit/generated';
 import fc from 'fast-check';
 import { isRawJson, parseStrict } from '@orbit/spec/codec';
+import { MAX_BODY_BYTES } from '@orbit/spec/protocol';
 import { defineCase, type ConformanceCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
+import { memberAt } from '../members.ts';
 import { createText, expectCreateInvalid, postCreate, UINT64_MAX } from './helpers.ts';
-
-const MAX_BODY = 512 * 1024;
 
 /** `key` with the characters chosen by `mask` written as \uXXXX escapes (hex case by `upper`). */
 export function escapeKey(key: string, mask: readonly boolean[], upper: boolean): string {
@@ -27,7 +27,7 @@ export function escapeKey(key: string, mask: readonly boolean[], upper: boolean)
 
 /** The raw text of `<top>.event.snapshot.result` of a value parsed with that path kept raw. */
 function rawResult(value: unknown, top: 'body' | 'data'): string | undefined {
-  const result = (value as Record<string, { event?: { snapshot?: { result?: unknown } } }> | undefined)?.[top]?.event?.snapshot?.result;
+  const result = memberAt(value, top, 'event', 'snapshot', 'result');
   return isRawJson(result) ? result.text : undefined;
 }
 
@@ -216,9 +216,9 @@ export const jsonCases: ConformanceCase[] = [
     seed: ['s1-19'],
     async run(ctx: CaseContext) {
       const text = createText(ctx);
-      const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY + 1 - text.length)}}`;
-      ctx.check(Buffer.byteLength(body) === MAX_BODY + 1, 'internal: body size');
-      ctx.expectError(await postCreate(ctx, body), 'INVALID_ARGUMENT', 'create with a 524289-byte body');
+      const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY_BYTES + 1 - text.length)}}`;
+      ctx.check(Buffer.byteLength(body) === MAX_BODY_BYTES + 1, 'internal: body size');
+      ctx.expectError(await postCreate(ctx, body), 'INVALID_ARGUMENT', `create with a ${MAX_BODY_BYTES + 1}-byte body`);
     },
   }),
   defineCase({
@@ -229,8 +229,13 @@ export const jsonCases: ConformanceCase[] = [
     seed: ['s1-19'],
     async run(ctx: CaseContext) {
       const text = createText(ctx);
-      const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY - text.length)}}`;
-      ctx.expectData(await postCreate(ctx, body), 201, 'create with a 524288-byte body (whitespace padding)', validateSubscriptionResult);
+      const body = `${text.slice(0, -1) + ' '.repeat(MAX_BODY_BYTES - text.length)}}`;
+      ctx.expectData(
+        await postCreate(ctx, body),
+        201,
+        `create with a ${MAX_BODY_BYTES}-byte body (whitespace padding)`,
+        validateSubscriptionResult,
+      );
     },
   }),
   defineCase({

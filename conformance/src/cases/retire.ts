@@ -7,12 +7,9 @@
  */
 import { validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
 import { type ConformanceCase, defineCase } from '../case.ts';
-import type { Timing } from '../config.ts';
 import type { CaseContext } from '../context.ts';
-import { deliveryOf, repliesTo } from '../ws.ts';
-import { expiredDelivery, leased, postRetire, retryOnce } from './helpers.ts';
-
-const expiryTimeout = (t: Timing) => 30_000 + 4 * t.leaseDurationMs + t.redeliveryBackoffMs;
+import { deliveryOf, repliesTo } from '../frames.ts';
+import { expiredDelivery, expiryTimeout, leased, postRetire, retryOnce } from './helpers.ts';
 
 /** Expects the retire of `id` at `revision` to be refused because of `what`. */
 async function expectRetireBlocked(ctx: CaseContext, id: string, revision: string, what: string): Promise<void> {

@@ -5,17 +5,17 @@
  * Origin, no compression, the per-node connection limit, and refusals that carry the envelope.
  */
 import { validateErrorEnvelope } from '@orbit/generated';
-import type { ErrorCode } from '@orbit/spec/errors';
-import { ERROR_TABLE } from '@orbit/spec/errors';
+import { ERROR_TABLE, type ErrorCode } from '@orbit/spec/errors';
+import { CONNECT_PATH, SUBPROTOCOL } from '@orbit/spec/protocol';
 import { type ConformanceCase, defineCase } from '../case.ts';
 import { CheckFailure } from '../errors.ts';
 import type { CaseContext } from '../context.ts';
+import { memberAt } from '../members.ts';
 import type { EventConnection, UpgradeOutcome } from '../ws.ts';
-import { PROTOCOL } from '../ws.ts';
 
 function refused(ctx: CaseContext, outcome: UpgradeOutcome, codes: readonly ErrorCode[], what: string): ErrorCode {
   if (outcome.kind === 'open') throw new CheckFailure(`${what}: the upgrade succeeded (101), expected ${codes.join(' or ')}`);
-  const code = (outcome.json as { error?: { code?: unknown } } | undefined)?.error?.code;
+  const code = memberAt(outcome.json, 'error', 'code');
   const match = codes.find((c) => c === code && ERROR_TABLE[c].status === outcome.status);
   if (!match)
     throw new CheckFailure(
@@ -56,9 +56,9 @@ export const upgradeCases: ConformanceCase[] = [
     title: 'MUST select orbit.events.v1 in Sec-WebSocket-Protocol when it is among the offered subprotocols',
     seed: ['s5-1'],
     async run(ctx: CaseContext) {
-      const outcome = await ctx.upgrade('full', { protocols: ['chat.example', PROTOCOL] });
+      const outcome = await ctx.upgrade('full', { protocols: ['chat.example', SUBPROTOCOL] });
       ctx.check(outcome.kind === 'open', `upgrade offering two subprotocols was refused: HTTP ${outcome.status}`);
-      ctx.equal(outcome.headers['sec-websocket-protocol'], PROTOCOL, 'Sec-WebSocket-Protocol of the 101 response');
+      ctx.equal(outcome.headers['sec-websocket-protocol'], SUBPROTOCOL, 'Sec-WebSocket-Protocol of the 101 response');
     },
   }),
   defineCase({
@@ -121,13 +121,13 @@ export const upgradeCases: ConformanceCase[] = [
       const token = encodeURIComponent(ctx.token('full'));
       refused(
         ctx,
-        await ctx.upgrade(null, { target: `/v1/events/connect?access_token=${token}` }),
+        await ctx.upgrade(null, { target: `${CONNECT_PATH}?access_token=${token}` }),
         ['UNAUTHENTICATED', 'INVALID_ARGUMENT'],
         'upgrade with the token only in the query',
       );
       refused(
         ctx,
-        await ctx.upgrade('full', { target: '/v1/events/connect?subscription_id=x' }),
+        await ctx.upgrade('full', { target: `${CONNECT_PATH}?subscription_id=x` }),
         ['INVALID_ARGUMENT'],
         'upgrade with a header token and a query parameter',
       );

@@ -13,7 +13,8 @@ import {
 import { type ConformanceCase, defineCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import { CheckFailure } from '../errors.ts';
-import { expectCreateInvalid, leased, postCreate, randomHex, tamper, UINT64_MAX } from './helpers.ts';
+import { randomId } from '../ids.ts';
+import { expectCreateInvalid, leased, postCreate, tamper, UINT64_MAX } from './helpers.ts';
 
 export const validationCases: ConformanceCase[] = [
   defineCase({
@@ -275,17 +276,17 @@ export const validationCases: ConformanceCase[] = [
     },
     features: ['results-http'],
     async run(ctx: CaseContext) {
-      const ok = { type: 'task.failed', task_id: randomHex(), task_revision: '2' };
+      const ok = { type: 'task.failed', task_id: randomId(), task_revision: '2' };
       const bad: Array<[string, Record<string, unknown>]> = [
         ['an unknown type', { ...ok, type: 'task.done' }],
         ['a missing task_id', { type: 'task.failed', task_revision: '1' }],
-        ['an upper-case task_id', { ...ok, task_id: randomHex().toUpperCase() }],
+        ['an upper-case task_id', { ...ok, task_id: randomId().toUpperCase() }],
         ['task_revision "01"', { ...ok, task_revision: '01' }],
         ['task_revision as a number', { ...ok, task_revision: 2 }],
         ['details as an array', { ...ok, details: [] }],
         ['effect_uncertain as a string', { ...ok, effect_uncertain: 'true' }],
         ['an unknown member', { ...ok, sequence: '9' }],
-        ['a self-assigned event id', { ...ok, id: randomHex() }],
+        ['a self-assigned event id', { ...ok, id: randomId() }],
       ];
       for (const [what, body] of bad)
         ctx.expectError(await ctx.post('publisher', `/v1/queues/${ctx.queue}/results`, body), 'INVALID_ARGUMENT', `publish with ${what}`);

@@ -16,7 +16,7 @@ import {
   SettingsError,
   type Resolved,
 } from '../config.ts';
-import { startServer } from '../server.ts';
+import { startNode } from '../server.ts';
 import { Store } from '../store/store.ts';
 import { PERMISSIONS } from '../store/principal.ts';
 import { installShutdown } from '../ops/shutdown.ts';
@@ -71,11 +71,11 @@ async function serve(args: string[], dev: boolean): Promise<void> {
   const { values } = parseArgs({ args, options: settingOptions(), strict: true });
   const { settings } = resolveFromCli(values, dev ? { log_format: 'pretty' } : undefined);
   const { log } = createLogger({ format: settings.logFormat, level: settings.logLevel });
-  const running = await startServer(settings, log);
+  const running = await startNode(settings, log);
   log('info', 'orbit is serving', {
     url: running.url,
     ...(running.metricsUrl ? { metrics_url: running.metricsUrl } : {}),
-    database: running.orbit.store.db.description,
+    database: running.orbit.store.description,
     migrations: running.orbit.store.migrations.current,
     metrics: settings.metrics,
     tls: settings.tls !== null,
@@ -95,8 +95,7 @@ async function settingsCommand(args: string[]): Promise<void> {
 
 /** On a new database, `orbit dev` creates a demo credential and shows how to use it. */
 async function printDemo(store: Store, url: string): Promise<void> {
-  const [existing] = await store.db.all('SELECT COUNT(*) AS n FROM credentials');
-  if (Number(existing!.n) > 0) {
+  if (((await store.listCredentials()) ?? []).length > 0) {
     console.log(
       `\nThis database already has credentials; tokens are shown only once. Make a new one with:\n  npx orbit bootstrap --namespace demo --application demo-app --queue demo-queue --event-access --publish-access --json\n`,
     );
@@ -122,7 +121,7 @@ Operator console: ${url}/console (paste the token there)
 async function migrateCommand(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { database: { type: 'string' }, config: { type: 'string' } }, strict: true });
   const store = await Store.open(databaseUrl(values));
-  console.log(JSON.stringify({ database: store.db.description, ...store.migrations }));
+  console.log(JSON.stringify({ database: store.description, ...store.migrations }));
   await store.close();
 }
 

@@ -55,8 +55,7 @@ export async function publishCommand(
   if (details && !details.text.startsWith('{')) throw new UsageError('--details must be a JSON object');
   const store = await Store.open(databaseUrl(values));
   try {
-    const [queue] = await store.db.all('SELECT id FROM queues WHERE id = ?', [queueId]);
-    if (!queue) throw new Error(`queue ${queueId} does not exist`);
+    if (!(await store.queueExists(queueId))) throw new Error(`queue ${queueId} does not exist`);
     const [row] = await store.appendResults([
       {
         queueId,

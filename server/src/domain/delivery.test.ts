@@ -1,6 +1,25 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideAck, isClaimable, lease, newDelivery, recoverExpiredLease, redeliveryDelay, retry, type Delivery } from './delivery.ts';
+import { CAPACITY } from '@orbit/spec/protocol';
+import { isRefused } from './decision.ts';
+import {
+  countsAsPending,
+  decideAck,
+  decideCapacity,
+  decideRetry,
+  DELIVERY_STATES,
+  isClaimable,
+  isValidCapacity,
+  lease,
+  newDelivery,
+  PENDING_STATES,
+  recoverExpiredLease,
+  redeliveryDelay,
+  redeliveryPolicy,
+  retry,
+  type Delivery,
+} from './delivery.ts';
+import { MAX_ATTEMPT_BUDGET } from './subscription.ts';
 
 const eq = (a: string, b: string) => a === b;
 const policy = { backoffMs: 0, backoffMaxMs: 0 };
@@ -111,5 +130,119 @@ describe('delivery state machine', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** Any delivery the store could load, in any state. */
+const delivery: fc.Arbitrary<Delivery> = fc
+  .record({
+    state: fc.constantFrom(...DELIVERY_STATES),
+    revision: fc.bigInt({ min: 1n, max: 100n }),
+    attempts: fc.integer({ min: 0, max: 100 }),
+    extraBudget: fc.integer({ min: 0, max: MAX_ATTEMPT_BUDGET }),
+    leaseEpoch: fc.bigInt({ min: 0n, max: 100n }),
+    availableAt: fc.integer({ min: 0, max: 1e12 }),
+  })
+  .map(({ extraBudget, ...fields }) => ({
+    ...fresh(),
+    ...fields,
+    attemptBudget: Math.min(fields.attempts + extraBudget, MAX_ATTEMPT_BUDGET),
+  }));
+
+describe('decideRetry', () => {
+  it('is accepted iff the subscription is live, the delivery exists at that revision, is EXPIRED and the budget stays within the cap (property)', () => {
+    fc.assert(
+      fc.property(
+        fc
+          .option(delivery, { nil: null })
+          .chain((d) =>
+            fc.tuple(fc.constant(d), fc.oneof(fc.constant(d?.revision ?? 1n), fc.bigInt({ min: 0n, max: UINT64_MAX })).map(String)),
+          ),
+        fc.option(fc.integer({ min: 0, max: 1e12 }), { nil: null }),
+        fc.integer({ min: 1, max: 100 }),
+        fc.integer({ min: 0, max: 1e12 }),
+        ([current, expected], retiredAt, additional, now) => {
+          const before = structuredClone(current);
+          const decision = decideRetry(
+            { subscription: { retiredAt }, delivery: current, now },
+            { expected_revision: expected, reason: 'r', additional_attempts: additional },
+          );
+          expect(current).toEqual(before);
+          const accepted =
+            retiredAt === null &&
+            current !== null &&
+            current.revision === BigInt(expected) &&
+            current.state === 'EXPIRED' &&
+            current.attemptBudget + additional <= MAX_ATTEMPT_BUDGET;
+          expect(isRefused(decision)).toBe(!accepted);
+          if (isRefused(decision)) {
+            expect(decision.conflict.code).toBe(retiredAt === null && current === null ? 'NOT_FOUND' : 'STATE_CONFLICT');
+          } else {
+            expect(decision.attemptBudget).toBeLessThanOrEqual(MAX_ATTEMPT_BUDGET);
+            expect(decision).toEqual({
+              ...current,
+              state: 'PENDING',
+              attemptBudget: current!.attemptBudget + additional,
+              availableAt: now,
+              revision: current!.revision + 1n,
+            });
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('says why it refuses, in the order the store used to check', () => {
+    const expired = { ...fresh(), state: 'EXPIRED' as const, revision: 4n };
+    const command = { expected_revision: '4', reason: 'r', additional_attempts: 1 };
+    expect(decideRetry({ subscription: { retiredAt: 1 }, delivery: null, now: 0 }, command)).toEqual({
+      conflict: { code: 'STATE_CONFLICT', message: 'the subscription is retired' },
+    });
+    expect(decideRetry({ subscription: { retiredAt: null }, delivery: null, now: 0 }, command)).toEqual({
+      conflict: { code: 'NOT_FOUND', message: 'delivery not found' },
+    });
+    expect(decideRetry({ subscription: { retiredAt: null }, delivery: expired, now: 0 }, { ...command, expected_revision: '3' })).toEqual({
+      conflict: { code: 'STATE_CONFLICT', message: 'delivery revision is 4, not 3' },
+    });
+    expect(decideRetry({ subscription: { retiredAt: null }, delivery: { ...expired, state: 'LEASED' }, now: 0 }, command)).toEqual({
+      conflict: { code: 'STATE_CONFLICT', message: 'delivery is LEASED; only EXPIRED deliveries can be retried' },
+    });
+    expect(
+      decideRetry({ subscription: { retiredAt: null }, delivery: { ...expired, attemptBudget: MAX_ATTEMPT_BUDGET }, now: 0 }, command),
+    ).toEqual({ conflict: { code: 'STATE_CONFLICT', message: 'the attempt budget would be 1000001, above 1000000' } });
+  });
+});
+
+describe('what counts as pending', () => {
+  it('every state but ACKED, EXPIRED included (spec/rules.md#s2-17)', () => {
+    expect([...PENDING_STATES].sort()).toEqual(['EXPIRED', 'LEASED', 'PENDING']);
+    for (const state of DELIVERY_STATES) expect(countsAsPending(state)).toBe(state !== 'ACKED');
+  });
+});
+
+describe('capacity', () => {
+  it('is valid iff an integer within CAPACITY; decideCapacity refuses the rest as INVALID_ARGUMENT (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.integer({ min: -5, max: 40 }), fc.double({ min: -5, max: 40 }), fc.constantFrom(Number.NaN, Infinity)),
+        (n) => {
+          const valid = Number.isInteger(n) && n >= 1 && n <= 32;
+          expect(isValidCapacity(n)).toBe(valid);
+          expect(decideCapacity(n)).toEqual(
+            valid ? n : { conflict: { code: 'INVALID_ARGUMENT', message: 'capacity must be an integer from 1 to 32' } },
+          );
+        },
+      ),
+    );
+    expect([CAPACITY.min, CAPACITY.max].map(isValidCapacity)).toEqual([true, true]);
+  });
+});
+
+describe('redeliveryPolicy', () => {
+  it('is made of the two backoff settings', () => {
+    expect(redeliveryPolicy({ redeliveryBackoffMs: 100, redeliveryBackoffMaxMs: 5000 })).toEqual({ backoffMs: 100, backoffMaxMs: 5000 });
   });
 });

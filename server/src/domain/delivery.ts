@@ -1,8 +1,9 @@
 /**
  * @module
- * The delivery state machine (seed §4, §6; brief decision 6) as pure functions: each takes a
- * delivery and a time and returns the next delivery or a verdict. The store persists what these
- * decide; nothing here reads a clock or a database.
+ * The delivery state machine (spec/rules.md#s4-8 to #s4-27, #s6-13 to #s6-17; spec/README.md, A
+ * delivery's life) as pure functions: each takes a delivery and a time and returns the next
+ * delivery, a verdict or a refusal. The store persists what these decide; nothing here reads a
+ * clock or a database.
  *
  * ```
  *   materialize ──► PENDING ──claim──► LEASED ──ack──► ACKED
@@ -13,8 +14,25 @@
  *                     PENDING ◄──────────── manual retry (+budget) ───┘
  * ```
  */
+import type { RetryDeliveryRequest } from '@orbit/generated';
+import { CAPACITY } from '@orbit/spec/protocol';
+import { checkRevision, refuse, type Decision } from './decision.ts';
+import { MAX_ATTEMPT_BUDGET, type SubscriptionRecord } from './subscription.ts';
 
-export type DeliveryState = 'PENDING' | 'LEASED' | 'ACKED' | 'EXPIRED';
+export const DELIVERY_STATES = ['PENDING', 'LEASED', 'ACKED', 'EXPIRED'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/**
+ * The states that still occupy the subscription's backlog (`pending_count`, `max_pending`): every
+ * state but ACKED, attempts-exhausted EXPIRED included (spec/rules.md#s2-17). The store's SQL is
+ * derived from this list, so the rule is written once.
+ */
+export const PENDING_STATES: readonly DeliveryState[] = DELIVERY_STATES.filter((state) => state !== 'ACKED');
+
+/** Whether a delivery in this state still occupies the subscription's backlog. */
+export function countsAsPending(state: DeliveryState): boolean {
+  return PENDING_STATES.includes(state);
+}
 
 export interface Delivery {
   readonly id: string;
@@ -39,6 +57,28 @@ export interface RedeliveryPolicy {
   /** Delay before a recovered delivery is available again, after its first failed attempt. 0 = at once. */
   readonly backoffMs: number;
   readonly backoffMaxMs: number;
+}
+
+/** The settings the policy is made of (`ORBIT_REDELIVERY_BACKOFF_MS`, `ORBIT_REDELIVERY_BACKOFF_MAX_MS`). */
+export interface RedeliverySettings {
+  readonly redeliveryBackoffMs: number;
+  readonly redeliveryBackoffMaxMs: number;
+}
+
+/** The one place the redelivery policy is made from the settings (spec/README.md, A delivery's life). */
+export function redeliveryPolicy(settings: RedeliverySettings): RedeliveryPolicy {
+  return { backoffMs: settings.redeliveryBackoffMs, backoffMaxMs: settings.redeliveryBackoffMaxMs };
+}
+
+/** How many deliveries one session may hold leased at once: an integer within `CAPACITY` (spec/rules.md#s5-11). */
+export function isValidCapacity(capacity: number): boolean {
+  return Number.isInteger(capacity) && capacity >= CAPACITY.min && capacity <= CAPACITY.max;
+}
+
+/** A session's capacity, checked when it binds, inside the binding transaction (spec/rules.md#s5-11). */
+export function decideCapacity(capacity: number): Decision<number> {
+  if (isValidCapacity(capacity)) return capacity;
+  return refuse('INVALID_ARGUMENT', `capacity must be an integer from ${CAPACITY.min} to ${CAPACITY.max}`);
 }
 
 export function newDelivery(fields: {
@@ -126,7 +166,7 @@ export type AckVerdict =
   | { readonly kind: 'lease_lost' };
 
 /**
- * Decides an ACK (seed §6). The newest proof acknowledges, late or not, until a newer send exists;
+ * Decides an ACK (spec/rules.md#s6-14 to #s6-17). The newest proof acknowledges, late or not, until a newer send exists;
  * a repeat of the proof that acknowledged answers with the original time; anything else has lost
  * the lease. `digestsEqual` compares in constant time.
  */
@@ -140,15 +180,35 @@ export function decideAck(d: Delivery, proof: AckProof, now: number, digestsEqua
   };
 }
 
-/** Manual retry: only EXPIRED, budget grows, attempts and epoch stay (seed §4). */
-export function retry(d: Delivery, additionalAttempts: number, now: number, maxBudget: number): Delivery | { readonly conflict: string } {
-  if (d.state !== 'EXPIRED') return { conflict: `delivery is ${d.state}; only EXPIRED deliveries can be retried` };
+/**
+ * The manual-retry edge of the state machine (spec/rules.md#s4-21, #s4-23, #s4-24): only from
+ * EXPIRED; the budget grows and may not pass `maxBudget`; attempts, epoch and proof stay.
+ */
+export function retry(d: Delivery, additionalAttempts: number, now: number, maxBudget: number): Decision<Delivery> {
+  if (d.state !== 'EXPIRED') return refuse('STATE_CONFLICT', `delivery is ${d.state}; only EXPIRED deliveries can be retried`);
   const budget = d.attemptBudget + additionalAttempts;
-  if (budget > maxBudget) return { conflict: `the attempt budget would be ${budget}, above ${maxBudget}` };
+  if (budget > maxBudget) return refuse('STATE_CONFLICT', `the attempt budget would be ${budget}, above ${maxBudget}`);
   return { ...d, state: 'PENDING', attemptBudget: budget, availableAt: now, revision: d.revision + 1n };
 }
 
-/** Whether a delivery still occupies the subscription's backlog (`pending_count`). */
-export function countsAsPending(state: DeliveryState): boolean {
-  return state !== 'ACKED';
+export interface RetryState {
+  readonly subscription: Pick<SubscriptionRecord, 'retiredAt'>;
+  /** The delivery of that subscription the command names; null when there is none. */
+  readonly delivery: Delivery | null;
+  /** The database's time: `available_at` is compared with it by claims. */
+  readonly now: number;
+}
+
+/**
+ * A manual retry command (spec/rules.md#s4-21 to #s4-27): refused for a retired subscription, an
+ * unknown delivery or a stale delivery revision, then decided by `retry` within
+ * `MAX_ATTEMPT_BUDGET`.
+ */
+export function decideRetry(state: RetryState, command: RetryDeliveryRequest): Decision<Delivery> {
+  if (state.subscription.retiredAt !== null) return refuse('STATE_CONFLICT', 'the subscription is retired');
+  const { delivery } = state;
+  if (delivery === null) return refuse('NOT_FOUND', 'delivery not found');
+  const stale = checkRevision('delivery', delivery.revision, command.expected_revision);
+  if (stale) return stale;
+  return retry(delivery, command.additional_attempts, state.now, MAX_ATTEMPT_BUDGET);
 }

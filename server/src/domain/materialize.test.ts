@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planMaterialization } from './materialize.ts';
+import { materializationReadLimit, planMaterialization } from './materialize.ts';
 
 describe('planMaterialization', () => {
   it('takes what fits and stops the cursor before the first match that did not fit', () => {
@@ -47,6 +47,28 @@ describe('planMaterialization', () => {
         },
       ),
       { numRuns: 1000 },
+    );
+  });
+});
+
+describe('materializationReadLimit', () => {
+  it('reads the room, at most a batch, and one when there is no room, which then takes nothing (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1200 }),
+        fc.integer({ min: 1, max: 1000 }),
+        fc.integer({ min: 1, max: 300 }),
+        fc.bigInt({ min: 0n, max: 100n }),
+        (pendingCount, maxPending, batch, cursor) => {
+          const limit = materializationReadLimit({ pendingCount, maxPending }, batch);
+          const room = Math.max(0, maxPending - pendingCount);
+          expect(limit).toBe(room === 0 ? 1 : Math.min(room, batch));
+          const plan = planMaterialization({ cursor, head: cursor + 10n, pendingCount, maxPending, candidates: [cursor + 3n], limit });
+          expect(plan.take).toBe(room === 0 ? 0 : 1);
+          // No room: the cursor passes the non-matching results up to the next match, not beyond.
+          if (room === 0) expect(plan.cursor).toBe(cursor + 2n);
+        },
+      ),
     );
   });
 });

@@ -1,8 +1,9 @@
 /**
  * @module
- * How far one materialization step may go (seed §2, §5): matching results become deliveries in
- * sequence order, never beyond `max_pending`, and the cursor moves past every result it has
- * considered — the ones it materialized and the non-matching ones in between — and no further.
+ * How far one materialization step may go (spec/rules.md#s2-6, #s2-16): matching results become
+ * deliveries in sequence order, never beyond `max_pending`, and the cursor moves past every result
+ * it has considered — the ones it materialized and the non-matching ones in between — and no
+ * further.
  */
 
 export interface MaterializationInput {
@@ -20,6 +21,16 @@ export interface MaterializationPlan {
   /** How many of the candidates, from the first, become deliveries. */
   readonly take: number;
   readonly cursor: bigint;
+}
+
+/**
+ * How many matching results one step reads: the room below `max_pending`, at most `batch`. With no
+ * room it still reads one, so the cursor can pass over the results that do not match, up to the
+ * next one that does.
+ */
+export function materializationReadLimit(state: { readonly pendingCount: number; readonly maxPending: number }, batch: number): number {
+  const room = Math.max(0, state.maxPending - state.pendingCount);
+  return room === 0 ? 1 : Math.min(room, batch);
 }
 
 export function planMaterialization(input: MaterializationInput): MaterializationPlan {

@@ -1,23 +1,14 @@
 /**
  * @module
- * Client frame intake (seed §5, §7): strict parse, then the generated `clientFrame` validator.
+ * Client frame intake (spec/rules.md#s5-5, #s7-1): strict parse, then the generated `clientFrame` validator.
  * A frame whose envelope is sound but whose body is not gets an INVALID_ARGUMENT error frame; a
  * broken envelope (or a wrong session) closes the connection with 1008.
  */
+import { CLIENT_FRAME_KEYS, PATTERNS, validateClientFrame, type ClientFrame } from '@orbit/generated';
 import { isCanonicalUint64, parseStrict } from '@orbit/spec/codec';
-import { validateClientFrame } from '@orbit/generated';
-import { PATTERNS } from '@orbit/generated';
+import { PROTOCOL_VERSION } from '@orbit/spec/protocol';
 
-const ENVELOPE_KEYS: Readonly<Record<string, readonly string[]>> = {
-  'events.hello': ['protocol_version', 'type', 'message_id', 'body'],
-  'event.ack': ['protocol_version', 'type', 'message_id', 'session_id', 'body'],
-  'events.ping': ['protocol_version', 'type', 'message_id', 'session_id', 'body'],
-};
-
-export type ClientFrame =
-  | { type: 'events.hello'; message_id: string; body: { subscription_id: string; capacity: number } }
-  | { type: 'event.ack'; message_id: string; session_id: string; body: { delivery_id: string; epoch: string; lease_secret: string } }
-  | { type: 'events.ping'; message_id: string; session_id: string; body: Record<string, never> };
+export type { ClientFrame };
 
 export type Intake =
   | { readonly kind: 'frame'; readonly frame: ClientFrame }
@@ -36,8 +27,13 @@ export function readClientFrame(text: string, sessionId: string | null): Intake 
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return { kind: 'close', reason: 'frame is not a JSON object' };
   const frame = value as Record<string, unknown>;
-  const allowed = typeof frame.type === 'string' ? ENVELOPE_KEYS[frame.type] : undefined;
-  if (!allowed || frame.protocol_version !== '1' || typeof frame.message_id !== 'string' || !PATTERNS.id.test(frame.message_id)) {
+  const allowed = typeof frame.type === 'string' ? CLIENT_FRAME_KEYS[frame.type] : undefined;
+  if (
+    !allowed ||
+    frame.protocol_version !== PROTOCOL_VERSION ||
+    typeof frame.message_id !== 'string' ||
+    !PATTERNS.id.test(frame.message_id)
+  ) {
     return { kind: 'close', reason: 'invalid envelope' };
   }
   if (Object.keys(frame).some((k) => !allowed.includes(k)) || !allowed.every((k) => k in frame))
@@ -53,9 +49,8 @@ export function readClientFrame(text: string, sessionId: string | null): Intake 
       message: `${error?.instancePath || 'frame'} ${error?.message ?? 'is invalid'}`,
     };
   }
-  const typed = value as ClientFrame;
-  if (typed.type === 'event.ack' && !isCanonicalUint64(typed.body.epoch)) {
-    return { kind: 'bad_body', messageId: typed.message_id, message: '/body/epoch must be a canonical uint64' };
+  if (value.type === 'event.ack' && !isCanonicalUint64(value.body.epoch)) {
+    return { kind: 'bad_body', messageId: value.message_id, message: '/body/epoch must be a canonical uint64' };
   }
-  return { kind: 'frame', frame: typed };
+  return { kind: 'frame', frame: value };
 }

@@ -6,7 +6,7 @@
 import { stringify } from '@orbit/spec/codec';
 import type { ErrorCode } from '@orbit/spec/errors';
 import { newId } from '../crypto.ts';
-import type { Claimed } from '../store/claims.ts';
+import type { Claimed } from '../store/store.ts';
 import { deliveryJson, eventJson, iso } from '../wire/json.ts';
 
 function frame(type: string, fields: Record<string, unknown>): string {

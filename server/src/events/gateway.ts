@@ -17,7 +17,7 @@ import { envelopeHeaders, errorBody, errorHeaders, toOrbitError } from '../wire/
 import type { Principal, Store } from '../store/store.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
-import { Batcher } from '../store/batcher.ts';
+import { redeliveryPolicy } from '../domain/delivery.ts';
 import { ClaimPool } from './scheduler.ts';
 import { ACCESS_MAX_STALENESS_MS, AccessView } from './access.ts';
 import { CLOSE, Session, type SessionDeps } from './session.ts';
@@ -108,8 +108,8 @@ export class EventGateway {
       pool: this.pool,
       access: this.access,
       node: this.registered,
-      acks: new Batcher((requests) => store.acknowledgeAll(requests)),
       settings,
+      policy: redeliveryPolicy(settings),
       log,
       ...(hooks ? { hooks } : {}),
     };

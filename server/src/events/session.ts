@@ -11,11 +11,10 @@ import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spe
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
 import { decideConsumeAccess } from '../domain/access.ts';
+import type { RedeliveryPolicy } from '../domain/delivery.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { Batcher } from '../store/batcher.ts';
-import type { AckOutcome, AckRequest, ClaimOutcome, Claimed } from '../store/claims.ts';
-import type { Principal, Store } from '../store/store.ts';
+import type { ClaimOutcome, Claimed, Principal, Store } from '../store/store.ts';
 import type { AccessView } from './access.ts';
 import { type ClientFrame, readClientFrame } from './envelope.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
@@ -33,13 +32,13 @@ export const CLOSE = {
 
 export interface SessionDeps {
   readonly store: Store;
-  /** ACKs of all sessions on this node, committed in groups. */
-  readonly acks: Batcher<AckRequest, AckOutcome>;
   readonly pool: ClaimPool;
   readonly access: AccessView;
   /** This node's id in the `nodes` table; resolves once the node is registered. */
   readonly node: Promise<string>;
   readonly settings: Settings;
+  /** Made from `settings` once, for every claim of every session on this node. */
+  readonly policy: RedeliveryPolicy;
   readonly log: Log;
   /** Metrics hooks (optional). */
   readonly hooks?: EngineHooks;
@@ -129,7 +128,7 @@ export class Session implements Claimant {
         subscriptionId: this.subscriptionId,
         sessions: requests.map((r) => ({ id: r.session.sessionId!, room: r.room })),
         leaseMs: this.deps.settings.leaseDurationMs,
-        policy: { backoffMs: this.deps.settings.redeliveryBackoffMs, backoffMaxMs: this.deps.settings.redeliveryBackoffMaxMs },
+        policy: this.deps.policy,
       });
     } catch (error) {
       this.deps.log('error', 'claim failed', { session_id: this.sessionId, error: String(error) });
@@ -257,7 +256,7 @@ export class Session implements Claimant {
   private async ack(frame: Extract<ClientFrame, { type: 'event.ack' }>): Promise<void> {
     const verdict = await this.deps.access.verdict(this.subscriptionId, this.tokenDigest);
     if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
-    const outcome = await this.deps.acks.submit({
+    const outcome = await this.deps.store.acknowledge({
       subscriptionId: this.subscriptionId,
       deliveryId: frame.body.delivery_id,
       epoch: BigInt(frame.body.epoch),

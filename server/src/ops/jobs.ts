@@ -6,6 +6,7 @@
  * running batch (graceful shutdown).
  */
 import type { Settings } from '../config.ts';
+import { redeliveryPolicy } from '../domain/delivery.ts';
 import type { Store } from '../store/store.ts';
 import type { Log } from './log.ts';
 import type { OrbitMetrics } from './metrics.ts';
@@ -73,7 +74,7 @@ export interface JobDeps {
 
 /** The lease sweep: recovers expired leases of every subscription (see `store/sweep.ts`). */
 export function sweepJob(deps: JobDeps): PeriodicJob {
-  const policy = { backoffMs: deps.settings.redeliveryBackoffMs, backoffMaxMs: deps.settings.redeliveryBackoffMaxMs };
+  const policy = redeliveryPolicy(deps.settings);
   return new PeriodicJob(
     'lease sweep',
     deps.settings.sweepIntervalMs,

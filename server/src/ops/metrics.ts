@@ -7,9 +7,7 @@
  * `METRICS` is the documented list: docs/operations.md is checked against it.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Claimed } from '../store/claims.ts';
-import type { Store } from '../store/store.ts';
-import type { SweepReport } from '../store/sweep.ts';
+import type { Claimed, Store, SweepReport } from '../store/store.ts';
 
 /** Name, type and meaning of every Orbit metric (process_* and nodejs_* defaults come on top). */
 export const METRICS = {

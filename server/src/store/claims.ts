@@ -7,8 +7,10 @@
  */
 import { OrbitError } from '@orbit/spec/errors';
 import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
+import { orThrow } from '../domain/decision.ts';
 import {
   decideAck,
+  decideCapacity,
   isClaimable,
   lease,
   newDelivery,
@@ -16,7 +18,8 @@ import {
   type Delivery,
   type RedeliveryPolicy,
 } from '../domain/delivery.ts';
-import { planMaterialization } from '../domain/materialize.ts';
+import { materializationReadLimit, planMaterialization } from '../domain/materialize.ts';
+import { historyExpired, type SubscriptionRecord } from '../domain/subscription.ts';
 import type { Principal } from './principal.ts';
 import {
   DELIVERY_COLUMNS,
@@ -26,7 +29,6 @@ import {
   toSubscription,
   SUBSCRIPTION_SELECT,
   type ResultRecord,
-  type SubscriptionRecord,
 } from './records.ts';
 import { matchingResults } from './results.ts';
 import type { DatabaseClock } from './clock.ts';
@@ -64,7 +66,7 @@ export type ClaimOutcome =
 
 /**
  * Checks the hello's subscription and capacity and records the session, in one transaction
- * (seed §5: capacity is checked inside a database transaction).
+ * (spec/rules.md#s5-11: capacity is checked inside a database transaction).
  */
 export async function bindSession(
   db: Database,
@@ -72,10 +74,7 @@ export async function bindSession(
   session: { readonly id: string; readonly nodeId: string; readonly subscriptionId: string; readonly capacity: number },
 ): Promise<SubscriptionRecord> {
   return db.transaction(async (tx) => {
-    const { capacity } = session;
-    if (!Number.isInteger(capacity) || capacity < 1 || capacity > 32) {
-      throw new OrbitError('INVALID_ARGUMENT', 'capacity must be an integer from 1 to 32');
-    }
+    orThrow(decideCapacity(session.capacity));
     const subscription = await ownedSubscription(tx, principal, session.subscriptionId);
     if (subscription.retiredAt !== null) throw new OrbitError('NOT_FOUND', 'the subscription is retired and can no longer be consumed');
     await openSession(tx, { ...session, credentialId: principal.credentialId });
@@ -159,7 +158,8 @@ export async function claim(db: Database, clock: DatabaseClock, request: ClaimRe
     const nextExpiry = numOrNull(first.next_expiry);
     if (nextExpiry !== null && nextExpiry <= now) await recoverExpired(tx, subscription.id, now, request.policy);
     const position = { head: big(first.head_sequence), boundary: big(first.retention_boundary) };
-    if (subscription.cursorSequence < position.boundary) return { kind: 'history_expired' as const, boundary: position.boundary };
+    if (historyExpired(subscription.cursorSequence, position.boundary))
+      return { kind: 'history_expired' as const, boundary: position.boundary };
     const { slots, lost } = slotsOf(request, context);
     const max = slots.reduce((sum, s) => sum + s.free, 0);
     const cursor = await materialize(tx, subscription, position.head, now);
@@ -244,41 +244,15 @@ async function recoverExpired(tx: Sql, subscriptionId: string, now: number, poli
 /** Materializes what fits and returns the new cursor (below the head: more may match later). */
 async function materialize(tx: Sql, subscription: SubscriptionRecord, head: bigint, now: number): Promise<bigint> {
   if (subscription.cursorSequence >= head) return subscription.cursorSequence;
-  const room = subscription.maxPending - subscription.pendingCount;
-  const limit = Math.min(Math.max(room, 0), MATERIALIZE_BATCH);
-  const rows =
-    limit === 0
-      ? []
-      : await matchingResults(tx, {
-          queueId: subscription.queueId,
-          types: subscription.types,
-          after: subscription.cursorSequence,
-          upTo: head,
-          limit,
-          columns: 'sequence, id',
-        });
-  if (limit === 0) {
-    // No room: the cursor may still pass over results that do not match, up to the next match.
-    const [next] = await matchingResults(tx, {
-      queueId: subscription.queueId,
-      types: subscription.types,
-      after: subscription.cursorSequence,
-      upTo: head,
-      limit: 1,
-      columns: 'sequence, id',
-    });
-    const plan = planMaterialization({
-      cursor: subscription.cursorSequence,
-      head,
-      pendingCount: subscription.pendingCount,
-      maxPending: subscription.maxPending,
-      candidates: next ? [big(next.sequence)] : [],
-      limit: 1,
-    });
-    if (plan.cursor !== subscription.cursorSequence)
-      await tx.run('UPDATE subscriptions SET cursor_sequence = ? WHERE id = ?', [plan.cursor.toString(), subscription.id]);
-    return plan.cursor;
-  }
+  const limit = materializationReadLimit(subscription, MATERIALIZE_BATCH);
+  const rows = await matchingResults(tx, {
+    queueId: subscription.queueId,
+    types: subscription.types,
+    after: subscription.cursorSequence,
+    upTo: head,
+    limit,
+    columns: 'sequence, id',
+  });
   const plan = planMaterialization({
     cursor: subscription.cursorSequence,
     head,

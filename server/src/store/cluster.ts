@@ -11,7 +11,7 @@ import type { PageCursors } from '../domain/page-cursor.ts';
 import { newestFirst, type Page } from './paging.ts';
 import type { Principal } from './principal.ts';
 import { toSession, type SessionRecord } from './records.ts';
-import { num, PHRASES, type Sql } from './sql.ts';
+import { num, pendingState, PHRASES, type Sql } from './sql.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
 /** The condition that node row `n` is live; takes the node timeout (ms) as its one parameter. */
@@ -58,7 +58,7 @@ export async function clusterOverview(db: Sql, nodeTtlMs: number): Promise<Clust
   const [row] = await db.all(
     `SELECT (SELECT COUNT(*) FROM nodes n WHERE ${liveNode(db)}) AS nodes,
             (SELECT COUNT(*) FROM sessions s JOIN nodes n ON n.id = s.node_id WHERE ${liveNode(db)}) AS sessions,
-            (SELECT COUNT(*) FROM deliveries d WHERE d.state IN ('PENDING', 'LEASED', 'EXPIRED')) AS backlog`,
+            (SELECT COUNT(*) FROM deliveries d WHERE ${pendingState('d.state')}) AS backlog`,
     [ttl, ttl],
   );
   return { nodes: num(row!.nodes), sessions: num(row!.sessions), backlog: num(row!.backlog) };

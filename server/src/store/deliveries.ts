@@ -1,13 +1,14 @@
 /**
  * @module
- * Delivery history, detail and manual retry (seed §4). Listing is an operator's view, not a
- * consistent snapshot; detail never exposes a lease secret or digest.
+ * Delivery history, detail and manual retry (spec/rules.md#s4-1 to #s4-28; the retry is decided by
+ * `decideRetry`). Listing is an operator's view, not a consistent snapshot; detail never exposes a
+ * lease secret or digest.
  */
 import type { RetryDeliveryRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
-import { retry as retryDelivery, type Delivery, type DeliveryState } from '../domain/delivery.ts';
+import { orThrow } from '../domain/decision.ts';
+import { decideRetry, type Delivery, type DeliveryState } from '../domain/delivery.ts';
 import type { PageCursors } from '../domain/page-cursor.ts';
-import { MAX_ATTEMPT_BUDGET } from '../domain/subscription.ts';
 import { audit } from './audit.ts';
 import { idempotent, scopeOf, type WriteKey, type Written } from './idempotency.ts';
 import type { Principal } from './principal.ts';
@@ -35,13 +36,13 @@ export async function listDeliveries(
   });
 }
 
-async function loadDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery> {
+/** The subscription's delivery with that id, or null: a delivery of another subscription is never found. */
+async function findDelivery(db: Sql, subscriptionId: string, deliveryId: string, lock = false): Promise<Delivery | null> {
   const [row] = await db.all(
     `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id = ? AND subscription_id = ?${lock ? PHRASES[db.dialect].forUpdate : ''}`,
     [deliveryId, subscriptionId],
   );
-  if (!row) throw new OrbitError('NOT_FOUND', 'delivery not found');
-  return toDelivery(row);
+  return row ? toDelivery(row) : null;
 }
 
 export async function getDelivery(
@@ -51,7 +52,8 @@ export async function getDelivery(
   deliveryId: string,
 ): Promise<{ delivery: Delivery; event: ResultRecord }> {
   await ownedSubscription(db, principal, subscriptionId);
-  const delivery = await loadDelivery(db, subscriptionId, deliveryId);
+  const delivery = await findDelivery(db, subscriptionId, deliveryId);
+  if (!delivery) throw new OrbitError('NOT_FOUND', 'delivery not found');
   const event = await resultBySequence(db, delivery.sequence);
   if (!event) throw new OrbitError('EVENT_HISTORY_EXPIRED', 'the event of this acknowledged delivery was removed by retention');
   return { delivery, event };
@@ -67,16 +69,11 @@ export async function retryExpiredDelivery(
   const scope = scopeOf(principal.credentialId, `retry:${ids.subscriptionId}:${ids.deliveryId}`, write);
   return idempotent(db, scope, write.render, async (tx) => {
     const subscription = await ownedSubscription(tx, principal, ids.subscriptionId, true);
-    if (subscription.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is retired');
-    const current = await loadDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
+    const delivery = await findDelivery(tx, ids.subscriptionId, ids.deliveryId, true);
     // available_at is compared with the database's clock by claims: set it with that clock.
     const [clock] = await tx.all(`SELECT ${PHRASES[tx.dialect].nowMs} AS now`);
     const now = num(clock!.now);
-    if (current.revision !== BigInt(input.expected_revision)) {
-      throw new OrbitError('STATE_CONFLICT', `delivery revision is ${current.revision}, not ${input.expected_revision}`);
-    }
-    const next = retryDelivery(current, input.additional_attempts, now, MAX_ATTEMPT_BUDGET);
-    if ('conflict' in next) throw new OrbitError('STATE_CONFLICT', next.conflict);
+    const next = orThrow(decideRetry({ subscription, delivery, now }, input));
     await tx.run('UPDATE deliveries SET state = ?, attempt_budget = ?, available_at = ?, revision = ? WHERE id = ?', [
       next.state,
       next.attemptBudget,

@@ -4,7 +4,7 @@
  * knows is applied) and the per-subscription backlog the metrics report at scrape time.
  */
 import { pendingMigrations } from './migrations.ts';
-import { num, numOrNull, type Sql } from './sql.ts';
+import { num, numOrNull, pendingState, type Sql } from './sql.ts';
 
 export interface Readiness {
   readonly ready: boolean;
@@ -43,11 +43,11 @@ export interface BacklogRow {
  */
 export async function backlog(db: Sql, limit: number): Promise<BacklogRow[]> {
   if (limit <= 0) return [];
-  const open = "('PENDING', 'LEASED', 'EXPIRED')";
+  const open = pendingState('d.state');
   const rows = await db.all(
     `SELECT s.id, s.queue_id,
-            (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = s.id AND d.state IN ${open}) AS pending_count,
-            (SELECT MIN(d.created_at) FROM deliveries d WHERE d.subscription_id = s.id AND d.state IN ${open}) AS oldest
+            (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = s.id AND ${open}) AS pending_count,
+            (SELECT MIN(d.created_at) FROM deliveries d WHERE d.subscription_id = s.id AND ${open}) AS oldest
        FROM subscriptions s WHERE s.retired_at IS NULL ORDER BY s.id LIMIT ${Math.trunc(limit)}`,
   );
   return rows.map((r) => ({

@@ -5,30 +5,10 @@
  * JSON from these records.
  */
 import type { Delivery, DeliveryState } from '../domain/delivery.ts';
-import type { EventType } from '../domain/subscription.ts';
-import { big, num, numOrNull, type Row } from './sql.ts';
+import type { EventType, SubscriptionRecord } from '../domain/subscription.ts';
+import { big, num, numOrNull, pendingState, type Row } from './sql.ts';
 
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
-
-export interface SubscriptionRecord {
-  readonly id: string;
-  readonly namespaceId: string;
-  readonly applicationId: string;
-  readonly credentialId: string;
-  readonly queueId: string;
-  readonly name: string;
-  readonly revision: bigint;
-  readonly enabled: boolean;
-  readonly types: string[];
-  readonly cursorSequence: bigint;
-  readonly pendingCount: number;
-  readonly maxPending: number;
-  readonly maxAttempts: number;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  readonly retiredAt: number | null;
-  readonly retiredSequence: bigint | null;
-}
 
 /** Stored columns, in insert order. */
 export const SUBSCRIPTION_COLUMNS =
@@ -38,7 +18,7 @@ export const SUBSCRIPTION_COLUMNS =
  * What a subscription read selects: the stored columns and `pending_count`, derived from the
  * deliveries that are not ACKED. Deriving it keeps ACKs off the subscription row, the hottest row.
  */
-export const SUBSCRIPTION_SELECT = `${SUBSCRIPTION_COLUMNS}, (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = subscriptions.id AND d.state IN ('PENDING', 'LEASED', 'EXPIRED')) AS pending_count`;
+export const SUBSCRIPTION_SELECT = `${SUBSCRIPTION_COLUMNS}, (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = subscriptions.id AND ${pendingState('d.state')}) AS pending_count`;
 
 export function toSubscription(row: Row): SubscriptionRecord {
   return {

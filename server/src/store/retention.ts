@@ -18,7 +18,7 @@ import { OrbitError } from '@orbit/spec/errors';
 import { scrubReceipts } from './idempotency.ts';
 import { logPosition } from './results.ts';
 import type { Database, Sql } from './sql.ts';
-import { big, certifiedLock, num, PHRASES } from './sql.ts';
+import { big, certifiedLock, num, pendingState, PHRASES } from './sql.ts';
 
 export interface PruneReport {
   readonly boundary: string;
@@ -59,7 +59,7 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
     const removed = await db.transaction(async (tx) => {
       const rows = await tx.all(
         `SELECT r.sequence FROM results r WHERE r.sequence > ? AND r.sequence <= ?
-           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.sequence = r.sequence AND d.state <> 'ACKED')
+           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.sequence = r.sequence AND ${pendingState('d.state')})
          ORDER BY r.sequence LIMIT ${batch}`,
         [after.toString(), boundary.toString()],
       );
@@ -69,7 +69,7 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
         // Claims that were materializing have committed: check the batch again against them.
         const still = await tx.all(
           `SELECT r.sequence FROM results r WHERE r.sequence > ? AND r.sequence <= ?
-             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.sequence = r.sequence AND d.state <> 'ACKED')
+             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.sequence = r.sequence AND ${pendingState('d.state')})
            ORDER BY r.sequence LIMIT ${batch}`,
           [after.toString(), last.toString()],
         );

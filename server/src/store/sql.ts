@@ -4,6 +4,7 @@
  * (`?` placeholders, integers for time and booleans) and asks the dialect for the few phrases that
  * differ; the drivers behind this interface are `sqlite.ts` and `mysql.ts`.
  */
+import { PENDING_STATES } from '../domain/delivery.ts';
 
 export type Dialect = 'sqlite' | 'mysql';
 
@@ -68,6 +69,15 @@ export const PHRASES: Readonly<Record<Dialect, SqlPhrases>> = {
     nowMs: 'CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)',
   },
 };
+
+/**
+ * `<column> IN ('PENDING', 'LEASED', 'EXPIRED')`: the one SQL form of the rule that every delivery
+ * state but ACKED counts as pending (`PENDING_STATES`, spec/rules.md#s2-17). A list of constants,
+ * so that a query on an index with `state` in it reads index ranges.
+ */
+export function pendingState(column: string): string {
+  return `${column} IN (${PENDING_STATES.map((state) => `'${state}'`).join(', ')})`;
+}
 
 /** The integer column that `certifiedLock` moves and moves back, per table it is used on. */
 const BOUNCE_COLUMN = { namespaces: 'created_at', subscriptions: 'updated_at' } as const;

@@ -10,7 +10,8 @@ import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
 import type { Delivery } from '../domain/delivery.ts';
-import type { HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord } from './records.ts';
+import type { SubscriptionRecord } from '../domain/subscription.ts';
+import type { HistoryRecord, ResultRecord, SessionRecord } from './records.ts';
 import { expireReceipts, type StoredAnswer, type WriteKey, type Written } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
@@ -33,6 +34,8 @@ import * as subscriptions from './subscriptions.ts';
 
 export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
 export type { Page } from './paging.ts';
+export type { AckOutcome, AckRequest, ClaimOutcome, ClaimRequest, Claimed } from './claims.ts';
+export type { SweepReport } from './sweep.ts';
 export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
 
 async function deploymentSecret(db: Database): Promise<string> {
@@ -56,6 +59,9 @@ export class Store {
     },
     { weigh: publishWeight, maxWeight: MAX_GROUP_BYTES },
   );
+
+  /** ACKs of every session on this node that arrive together commit together (see `claims.ts`). */
+  private readonly acks = new Batcher<claims.AckRequest, claims.AckOutcome>((requests) => claims.acknowledgeAll(this.db, requests));
 
   /** The database's clock as this node last saw it (see `clock.ts`). */
   readonly clock = new DatabaseClock();
@@ -81,6 +87,11 @@ export class Store {
 
   close(): Promise<void> {
     return this.db.close();
+  }
+
+  /** The database, for logs: its kind and location, without credentials. */
+  get description(): string {
+    return this.db.description;
   }
 
   /**
@@ -176,6 +187,12 @@ export class Store {
     return oldestResults(this.db, after, limit);
   }
 
+  /** Whether a queue with this id exists (in any namespace): for the operator's `orbit publish`. */
+  async queueExists(queueId: string): Promise<boolean> {
+    const [row] = await this.db.all('SELECT id FROM queues WHERE id = ?', [queueId]);
+    return row !== undefined;
+  }
+
   logPosition(): Promise<results.LogPosition> {
     return results.logPosition(this.db);
   }
@@ -227,9 +244,9 @@ export class Store {
     return claims.claim(this.db, this.clock, request);
   }
 
-  /** Acknowledges a group of proofs in one transaction; see `batcher.ts`. */
-  acknowledgeAll(requests: readonly claims.AckRequest[]): Promise<claims.AckOutcome[]> {
-    return claims.acknowledgeAll(this.db, requests);
+  /** Acknowledges one proof; proofs that arrive together commit in one transaction (see `batcher.ts`). */
+  acknowledge(request: claims.AckRequest): Promise<claims.AckOutcome> {
+    return this.acks.submit(request);
   }
 
   /** The subscription as its owner sees it now, or NOT_FOUND. */

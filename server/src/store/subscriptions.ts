@@ -1,20 +1,22 @@
 /**
  * @module
- * Subscription operations of the management API (seed §2–§3, brief decision 4). Each write runs in
- * one transaction with its idempotency receipt and its audit record.
+ * Subscription operations of the management API (spec/rules.md#s2-1 to #s3-15, #s9-2): each write
+ * loads what its decision in `domain/subscription.ts` needs, lets it decide and saves the result,
+ * in one transaction with its idempotency receipt and its audit record.
  */
 import type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
 import { newId } from '../crypto.ts';
 import type { PageCursors } from '../domain/page-cursor.ts';
-import { effectiveMaxAttempts, effectiveMaxPending, normalizeTypes, SUBSCRIPTION_LIMIT } from '../domain/subscription.ts';
+import { orThrow } from '../domain/decision.ts';
+import { decideConfigure, decideCreate, decideRetire, historyExpired, type SubscriptionRecord } from '../domain/subscription.ts';
 import { audit } from './audit.ts';
 import { idempotent, scopeOf, type WriteKey, type Written } from './idempotency.ts';
 import type { Principal } from './principal.ts';
-import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, toSubscription, type SubscriptionRecord } from './records.ts';
+import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, toSubscription } from './records.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
-import { certifiedLock, num, PHRASES, type Database, type Sql } from './sql.ts';
+import { certifiedLock, num, pendingState, PHRASES, type Database, type Sql } from './sql.ts';
 
 /** Loads a subscription the principal owns, or throws NOT_FOUND (another credential's looks absent). */
 export async function ownedSubscription(db: Sql, principal: Principal, id: string, lock = false): Promise<SubscriptionRecord> {
@@ -47,44 +49,23 @@ export async function createSubscription(
     const [count] = await tx.all('SELECT COUNT(*) AS n FROM subscriptions WHERE namespace_id = ? AND retired_at IS NULL', [
       principal.namespaceId,
     ]);
-    if (num(count!.n) >= SUBSCRIPTION_LIMIT) {
-      throw new OrbitError('SUBSCRIPTION_LIMIT', `the namespace already has ${SUBSCRIPTION_LIMIT} subscriptions that are not retired`);
-    }
     const [clash] = await tx.all('SELECT id FROM subscriptions WHERE namespace_id = ? AND active_name = ?', [
       principal.namespaceId,
       input.name,
     ]);
-    if (clash) throw new OrbitError('STATE_CONFLICT', `a subscription named "${input.name}" already exists in this namespace`);
-    const { head, boundary } = await logPosition(tx);
-    // Omitted: the committed head. "0": the whole log that still exists (seed §2), so after a prune
-    // it starts at the retention boundary. Any other value is an exact exclusive cursor.
-    const from =
-      input.from_sequence === undefined || input.from_sequence === null
-        ? head
-        : input.from_sequence === '0'
-          ? boundary
-          : BigInt(input.from_sequence);
-    if (from > head) throw new OrbitError('INVALID_ARGUMENT', `from_sequence ${from} is beyond the committed head ${head}`);
-    if (from < boundary) throw new OrbitError('EVENT_HISTORY_EXPIRED', `from_sequence ${from} is below the retention boundary ${boundary}`);
-    const record: SubscriptionRecord = {
-      id: newId(),
-      namespaceId: principal.namespaceId,
-      applicationId: principal.applicationId,
-      credentialId: principal.credentialId,
-      queueId: input.queue_id,
-      name: input.name,
-      revision: 1n,
-      enabled: true,
-      types: normalizeTypes(input.types),
-      cursorSequence: from,
-      pendingCount: 0,
-      maxPending: effectiveMaxPending(input.max_pending),
-      maxAttempts: effectiveMaxAttempts(input.max_attempts),
-      createdAt: now,
-      updatedAt: now,
-      retiredAt: null,
-      retiredSequence: null,
-    };
+    const record = orThrow(
+      decideCreate(
+        {
+          id: newId(),
+          owner: principal,
+          activeCount: num(count!.n),
+          nameTaken: clash !== undefined,
+          ...(await logPosition(tx)),
+          now,
+        },
+        input,
+      ),
+    );
     await tx.run(
       `INSERT INTO subscriptions (${SUBSCRIPTION_COLUMNS}, active_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?)`,
       [
@@ -94,14 +75,14 @@ export async function createSubscription(
         record.credentialId,
         record.queueId,
         record.name,
-        '1',
-        1,
+        record.revision.toString(),
+        record.enabled ? 1 : 0,
         record.types.join(','),
         record.cursorSequence.toString(),
         record.maxPending,
         record.maxAttempts,
-        now,
-        now,
+        record.createdAt,
+        record.updatedAt,
         record.name,
       ],
     );
@@ -110,8 +91,8 @@ export async function createSubscription(
       credentialId: principal.credentialId,
       action: 'create',
       reason: '',
-      revision: 1n,
-      detail: { from_sequence: from.toString() },
+      revision: record.revision,
+      detail: { from_sequence: record.cursorSequence.toString() },
       now,
     });
     return { value: record };
@@ -136,10 +117,6 @@ export async function listSubscriptions(
   });
 }
 
-function requireRevision(current: bigint, expected: string, what: string): void {
-  if (current !== BigInt(expected)) throw new OrbitError('STATE_CONFLICT', `${what} revision is ${current}, not ${expected}`);
-}
-
 export async function configureSubscription(
   db: Database,
   principal: Principal,
@@ -149,26 +126,23 @@ export async function configureSubscription(
   now: number,
 ): Promise<Written<SubscriptionRecord>> {
   return idempotent(db, scopeOf(principal.credentialId, `configure:${id}`, write), write.render, async (tx) => {
-    const current = await ownedSubscription(tx, principal, id, true);
-    if (current.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is retired');
-    requireRevision(current.revision, input.expected_revision, 'subscription');
-    const revision = current.revision + 1n;
+    const next = orThrow(decideConfigure(await ownedSubscription(tx, principal, id, true), input, now));
     await tx.run('UPDATE subscriptions SET enabled = ?, revision = ?, updated_at = ? WHERE id = ?', [
-      input.enabled ? 1 : 0,
-      revision.toString(),
-      now,
+      next.enabled ? 1 : 0,
+      next.revision.toString(),
+      next.updatedAt,
       id,
     ]);
     await audit(tx, {
       subscriptionId: id,
       credentialId: principal.credentialId,
-      action: input.enabled ? 'resume' : 'pause',
+      action: next.enabled ? 'resume' : 'pause',
       reason: input.reason,
-      revision,
-      detail: { enabled: input.enabled },
+      revision: next.revision,
+      detail: { enabled: next.enabled },
       now,
     });
-    return { value: { ...current, enabled: input.enabled, revision, updatedAt: now } };
+    return { value: next };
   });
 }
 
@@ -182,43 +156,37 @@ export async function retireSubscription(
 ): Promise<Written<SubscriptionRecord>> {
   return idempotent(db, scopeOf(principal.credentialId, `retire:${id}`, write), write.render, async (tx) => {
     const current = await ownedSubscription(tx, principal, id, true);
-    if (current.retiredAt !== null) throw new OrbitError('STATE_CONFLICT', 'the subscription is already retired');
-    requireRevision(current.revision, input.expected_revision, 'subscription');
-    const [open] = await tx.all(
-      "SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state IN ('PENDING', 'LEASED', 'EXPIRED')",
-      [id],
-    );
-    if (num(open!.n) > 0) throw new OrbitError('STATE_CONFLICT', `${num(open!.n)} deliveries are not acknowledged yet`);
-    const { head, boundary } = await logPosition(tx);
-    // A subscription whose cursor fell behind the retention boundary can never be drained (its
-    // sessions end with EVENT_HISTORY_EXPIRED), so unmaterialized results do not hold it back.
-    const expired = current.cursorSequence < boundary;
-    const waiting = expired
+    const [open] = await tx.all(`SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND ${pendingState('state')}`, [id]);
+    const position = await logPosition(tx);
+    // Behind the boundary, what waits can never be materialized and does not hold retirement back: no need to look.
+    const waiting = historyExpired(current.cursorSequence, position.boundary)
       ? []
       : await matchingResults(tx, {
           queueId: current.queueId,
           types: current.types,
           after: current.cursorSequence,
-          upTo: head,
+          upTo: position.head,
           limit: 1,
           columns: 'sequence',
         });
-    if (waiting.length > 0) throw new OrbitError('STATE_CONFLICT', 'matching results are not materialized yet; consume them first');
-    const revision = current.revision + 1n;
+    const retired = orThrow(
+      decideRetire({ current, openDeliveries: num(open!.n), hasUnmaterialized: waiting.length > 0, ...position, now }, input),
+    );
+    const retiredSequence = retired.retiredSequence!.toString();
     await tx.run(
-      'UPDATE subscriptions SET enabled = 0, active_name = NULL, retired_at = ?, retired_sequence = ?, revision = ?, updated_at = ? WHERE id = ?',
-      [now, head.toString(), revision.toString(), now, id],
+      // active_name NULL frees the name for a new subscription (spec/README.md, Subscriptions).
+      'UPDATE subscriptions SET enabled = ?, active_name = NULL, retired_at = ?, retired_sequence = ?, revision = ?, updated_at = ? WHERE id = ?',
+      [retired.enabled ? 1 : 0, retired.retiredAt, retiredSequence, retired.revision.toString(), retired.updatedAt, id],
     );
     await audit(tx, {
       subscriptionId: id,
       credentialId: principal.credentialId,
       action: 'retire',
       reason: input.reason,
-      revision,
-      detail: { retired_sequence: head.toString() },
+      revision: retired.revision,
+      detail: { retired_sequence: retiredSequence },
       now,
     });
-    const retired: SubscriptionRecord = { ...current, enabled: false, revision, updatedAt: now, retiredAt: now, retiredSequence: head };
     return { value: retired };
   });
 }

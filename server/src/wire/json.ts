@@ -15,8 +15,8 @@ import type {
   SubscriptionSession,
 } from '@orbit/generated';
 import type { Delivery } from '../domain/delivery.ts';
-import { TASK_STATE } from '../domain/subscription.ts';
-import type { HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord } from '../store/records.ts';
+import { TASK_STATE, type SubscriptionRecord } from '../domain/subscription.ts';
+import type { HistoryRecord, ResultRecord, SessionRecord } from '../store/records.ts';
 
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
