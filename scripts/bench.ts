@@ -13,6 +13,10 @@
  * Profiling one case: node --cpu-prof --cpu-prof-dir=bench/profiles --import tsx scripts/bench.ts
  *   --sections e2e --only "mysql in-process 1 sub × 4 conn × cap 32"; then
  *   npx tsx bench/profile-summary.ts bench/profiles/<file>.cpuprofile
+ *
+ * Longer than 400 lines: `main` is the run's one sequence, section after section, turning what
+ * bench/sections and bench/lib measure into the rows of the one table, in the order they print;
+ * the measuring itself lives in those folders.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

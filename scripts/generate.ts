@@ -21,6 +21,11 @@
  *   fields.ts        patterns, permissions, uint64 members and raw-JSON paths of the contract (fields.ts)
  *
  * The OpenAPI lint is not part of generation: `npm run lint:openapi`.
+ *
+ * Longer than 400 lines: the pipeline from spec/ to generated/ in the order it runs (event types,
+ * the bundled OpenAPI document and its types, the validators, the index) with the --check mode
+ * beside the writer; the outputs that stand alone have modules of their own (api-reference.ts,
+ * asyncapi.ts, fields.ts, db-generate.ts, doc-snippets.ts).
  */
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';

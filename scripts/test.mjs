@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`, in the order the tree depends on itself: first what the suites need (MariaDB on
 // 127.0.0.1:3306, Debian's Chromium for the console test), brought up here or refused at once
-// with the one command that fixes it; then format and lint (Biome); generate --check (generated/,
+// with the one command that fixes it; then format and lint (Biome); the layering rules
+// (.dependency-cruiser.cjs: no cycles, arrows down the tree); generate --check (generated/,
 // the AsyncAPI document and the migrations match spec/ and the tables) and the OpenAPI lint; the
 // build of every package (tsc -b); the type-check of the whole tree; every vitest project (unit
 // and property tests, then the real-server suites on SQLite and MariaDB and the consumer test of
@@ -66,6 +67,7 @@ ensureChromium();
 
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 run('npx', ['biome', 'ci', '--reporter=summary', '.']);
+run('npm', ['run', '--silent', 'deps']);
 run('npx', ['tsx', '--conditions=@orbit/source', 'scripts/generate.ts', '--check']);
 run('npx', ['redocly', 'lint', 'spec/openapi.yaml'], { env });
 run(process.execPath, ['scripts/build.mjs']);

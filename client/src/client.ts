@@ -6,6 +6,9 @@
  * server's code, HTTP status and request_id. Writes take the caller's Idempotency-Key explicitly;
  * transport failures (network error, timeout, 503 UNAVAILABLE, 429) are retried with the same key
  * and the same body bytes, a bounded number of times, with jittered exponential backoff.
+ *
+ * Longer than 400 lines: one short method per operation of spec/openapi.yaml on one class, which
+ * all share its transport and retry code; kept together, the class reads as the API's index.
  */
 import { stringify, type RawJson } from '@orbit/spec/codec';
 import {

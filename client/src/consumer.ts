@@ -6,6 +6,10 @@
  * same transaction) before the ACK is sent and deleted once the server answers; on every
  * (re)connect the stored proofs are re-reported unchanged. `stop()` drains: no new handler starts,
  * running ones finish (or the timeout passes), then the connection is closed.
+ *
+ * Longer than 400 lines: one class, `EventConsumer`, whose handler, ACK, ping, reconnect and drain
+ * paths are one state machine (connecting → connected → reconnecting → stopping → stopped) over
+ * the same private fields.
  */
 import { OrbitError } from '@orbit/spec/errors';
 import type { EventDelivery } from '@orbit/generated';

@@ -9,6 +9,9 @@
  *
  * This is the low-level building block. `createEventConsumer` adds the Inbox, heartbeats and
  * reconnects.
+ *
+ * Longer than 400 lines: one class, `EventConnection`, whose handshake, pending requests, frame
+ * reading and close handling are one state machine over the same private fields.
  */
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '@orbit/server/internal';
+import { openStore, type Store } from '@orbit/testing';
 import { api, eventually, freePort, freshDatabase, type ServerProcess, spawnServer, TASK, type TestDatabase } from '@orbit/testing';
 
 const RESULTS = 2000;
@@ -30,7 +30,7 @@ describe('SIGKILL of the consumer and the server (MySQL)', () => {
   beforeAll(async () => {
     orbitDb = await freshDatabase('mysql');
     inboxDb = await freshDatabase('mysql');
-    store = await Store.open(orbitDb.url);
+    store = await openStore(orbitDb.url);
     // The Inbox database must exist before the consumer connects to it.
     const admin = await mysql.createConnection({ uri: inboxDb.url.slice(0, inboxDb.url.lastIndexOf('/')) });
     await admin.query(`CREATE DATABASE \`${inboxDb.url.slice(inboxDb.url.lastIndexOf('/') + 1)}\``);

@@ -8,6 +8,10 @@
  *
  * Nothing here does I/O except `loadTls` (reads the certificate files a setting names) and
  * `readConfigFile`; `resolveSettings` itself is pure apart from that.
+ *
+ * Longer than 400 lines: most of it is the settings table, one row per setting, and the resolver,
+ * the generated docs table and `orbit settings` all read those rows; split apart, adding a setting
+ * would mean editing several files that must agree.
  */
 import { readFileSync } from 'node:fs';
 import { createSecureContext } from 'node:tls';

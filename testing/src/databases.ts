@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
+import { Store } from '@orbit/server/internal';
 
 export const STORES = ['sqlite', 'mysql'] as const;
 export type StoreKind = (typeof STORES)[number];
@@ -46,4 +47,12 @@ export async function freshDatabase(kind: StoreKind, options: { prefix?: string;
       }
     },
   };
+}
+
+/**
+ * Opens Orbit's store on `url` (applying migrations) for a test that sets up or inspects the
+ * database beside a server it runs as a process.
+ */
+export function openStore(url: string): Promise<Store> {
+  return Store.open(url);
 }

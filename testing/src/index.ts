@@ -4,7 +4,8 @@
  * servers and real `orbit` processes, the checked management API helper, setup shortcuts, and the
  * one raw orbit.events.v1 test client.
  */
-export { freshDatabase, MYSQL_ROOT, STORES, type StoreKind, type TestDatabase } from './databases.ts';
+export { freshDatabase, MYSQL_ROOT, openStore, STORES, type StoreKind, type TestDatabase } from './databases.ts';
+export type { Store } from '@orbit/server/internal';
 export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
 export { type ApiResponse, api } from './http.ts';
 export {

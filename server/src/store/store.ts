@@ -36,6 +36,7 @@ export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
 export type { Page } from './paging.ts';
 export type { AckOutcome, AckRequest, ClaimOutcome, ClaimRequest, Claimed } from './claims.ts';
 export type { SweepReport } from './sweep.ts';
+export type { Readiness } from './health.ts';
 export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
 
 async function deploymentSecret(db: Database): Promise<string> {
