@@ -6,6 +6,13 @@
  * A pure decision over what the store loaded; the engine acts on it (error frame, then close).
  */
 
+/**
+ * The staleness bound (spec/README.md "Authorization while connected"): authorization a claim or
+ * an ACK acts on, and the principal an HTTP request or an upgrade is authenticated as, is at most
+ * this old.
+ */
+export const ACCESS_MAX_STALENESS_MS = 1000;
+
 export interface CredentialState {
   readonly revoked: boolean;
   readonly permissions: ReadonlySet<string>;

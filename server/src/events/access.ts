@@ -8,10 +8,9 @@
  * about that time even when they neither claim nor ACK. Staleness counts from when a query was
  * sent, not from when it answered.
  */
-import { type AccessState, type AccessVerdict, decideConsumeAccess } from '../domain/access.ts';
+import { ACCESS_MAX_STALENESS_MS, type AccessState, type AccessVerdict, decideConsumeAccess } from '../domain/access.ts';
 
-/** The staleness bound: authorization a claim or ACK acts on is at most this old. */
-export const ACCESS_MAX_STALENESS_MS = 1000;
+export { ACCESS_MAX_STALENESS_MS };
 
 const GONE: AccessVerdict = { ok: false, code: 'NOT_FOUND', message: 'the subscription is no longer in scope' };
 

@@ -276,7 +276,7 @@ export class EventGateway {
     socket.once('close', () => this.pending.delete(socket));
     let principal: Principal;
     try {
-      principal = await authorize(this.store, request.headers.authorization, 'ConnectEvents');
+      principal = await authorize(this.store.authenticator, request.headers.authorization, 'ConnectEvents');
     } catch (error) {
       this.pending.delete(socket);
       return this.refuse(socket, toOrbitError(error));

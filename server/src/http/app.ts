@@ -169,7 +169,7 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
   const routes: RouteContext = {
     store,
     nodeTtlMs: settings.nodeTtlMs ?? 15_000,
-    authorize: (request, operation) => authorize(store, request.headers.get('authorization'), operation),
+    authorize: (request, operation) => authorize(store.authenticator, request.headers.get('authorization'), operation),
   };
 
   app.use('/*', envelopeMiddleware(settings, options, basePath));

@@ -18,6 +18,7 @@ import { openDatabase } from './open.ts';
 import { appendedAny, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
 import type { Page } from './paging.ts';
 import * as principals from './principal.ts';
+import { PrincipalCache } from './principal-cache.ts';
 import type { BootstrapInput, BootstrapResult, Principal } from './principal.ts';
 import * as results from './results.ts';
 import { oldestResults, prune, type PruneOptions, type PruneReport } from './retention.ts';
@@ -64,6 +65,12 @@ export class Store {
 
   /** The database's clock as this node last saw it (see `clock.ts`). */
   readonly clock = new DatabaseClock();
+
+  /**
+   * Bearer authentication for HTTP requests and WebSocket upgrades: answers at most 1 s old (see
+   * `principal-cache.ts`). `authenticate` below always asks the database.
+   */
+  readonly authenticator = new PrincipalCache((digest) => this.authenticateDigest(digest));
 
   private constructor(
     /** The database, counting operations in flight (see `drain`). */
@@ -117,8 +124,10 @@ export class Store {
     return principals.principalById(this.db, credentialId);
   }
 
-  revokeCredential(credentialId: string): Promise<boolean> {
-    return principals.revokeCredential(this.db, credentialId, Date.now());
+  async revokeCredential(credentialId: string): Promise<boolean> {
+    const revoked = await principals.revokeCredential(this.db, credentialId, Date.now());
+    this.authenticator.clear();
+    return revoked;
   }
 
   /** Credentials, oldest first (optionally one namespace, by name, or one id); null for an unknown namespace. */
@@ -127,8 +136,10 @@ export class Store {
   }
 
   /** A new token for the same credential; the old one keeps working for `graceMs` (0: stops at once). */
-  rotateCredential(credentialId: string, graceMs: number): Promise<principals.RotateOutcome> {
-    return this.db.transaction((tx) => principals.rotateCredential(tx, credentialId, graceMs, Date.now()));
+  async rotateCredential(credentialId: string, graceMs: number): Promise<principals.RotateOutcome> {
+    const outcome = await this.db.transaction((tx) => principals.rotateCredential(tx, credentialId, graceMs, Date.now()));
+    this.authenticator.clear();
+    return outcome;
   }
 
   bootstrap(input: BootstrapInput): Promise<BootstrapResult> {
