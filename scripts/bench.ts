@@ -259,7 +259,7 @@ async function main(): Promise<void> {
             unit: 'ms',
             notes:
               stat === 'p50'
-                ? `${l.samples} samples${l.missing ? `, ${l.missing} MISSING` : ''}${two ? '; node B polls the head every 250 ms' : ''}`
+                ? `${l.samples} samples${l.missing ? `, ${l.missing} MISSING` : ''}${two ? '; node B polls the head every 20 ms while its consumer waits' : ''}`
                 : '',
           });
         }

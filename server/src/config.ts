@@ -154,7 +154,15 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     600_000,
     'Server-side limit of one management request (spec/rules.md#s1-19: 8 s), then 503 UNAVAILABLE.',
   ),
-  integer('poll_interval_ms', 'pollIntervalMs', 250, 10, 60_000, 'How often a node looks for results appended by other nodes.'),
+  integer(
+    'poll_interval_ms',
+    'pollIntervalMs',
+    20,
+    5,
+    60_000,
+    'How often a node looks for results appended by other nodes, while one of its event connections could take a delivery; ' +
+      'with none, it sends no such query.',
+  ),
   integer(
     'node_ttl_ms',
     'nodeTtlMs',

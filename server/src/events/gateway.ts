@@ -86,6 +86,8 @@ export class EventGateway {
   private readonly node = { id: newId(), description: `${hostname()} pid ${process.pid}` };
   private readonly registered: Promise<string>;
   private lastHead = -1n;
+  /** A head query is running (see `pollHead`). */
+  private polling = false;
   private timers: NodeJS.Timeout[] = [];
   private accepting = true;
 
@@ -114,7 +116,7 @@ export class EventGateway {
       ...(hooks ? { hooks } : {}),
     };
     store.onAppend(() => this.pool.markAllDirty());
-    // Results appended by other nodes: watch the committed head.
+    // Results appended by other nodes: watch the committed head, only while a session waits.
     this.timers.push(setInterval(() => void this.pollHead(), settings.pollIntervalMs));
     // Lease expiries, manual retries and resumes happen without a local signal: sweep regularly.
     const sweepMs = Math.max(settings.pollIntervalMs, Math.min(1000, Math.floor(settings.leaseDurationMs / 2)));
@@ -217,8 +219,14 @@ export class EventGateway {
     refuse(socket, error, requestId);
   }
 
+  /**
+   * One look at the committed head, when some local session could take a delivery now: a node whose
+   * sessions are all full or absent sends no statement (its own appends wake it through `onAppend`,
+   * and a session that gets room claims at once). One look at a time, however short the interval.
+   */
   private async pollHead(): Promise<void> {
-    if (this.sessions.size === 0) return;
+    if (this.polling || !this.anySessionWants()) return;
+    this.polling = true;
     try {
       const { head } = await this.store.logPosition();
       if (head !== this.lastHead) {
@@ -227,7 +235,14 @@ export class EventGateway {
       }
     } catch {
       // The next claim reports the failure to its session.
+    } finally {
+      this.polling = false;
     }
+  }
+
+  private anySessionWants(): boolean {
+    for (const session of this.sessions) if (session.wants()) return true;
+    return false;
   }
 
   /** Whether an upgrade request is for Orbit's own path (the query string aside). */
