@@ -15,7 +15,8 @@
  *   npx tsx bench/profile-summary.ts bench/profiles/<file>.cpuprofile
  *
  * Longer than 400 lines: `main` is the run's one sequence, section after section, turning what
- * bench/sections and bench/lib measure into the rows of the one table, in the order they print;
+ * bench/sections and bench/lib measure into the rows of the one table, in the order they print,
+ * then the bars (`performanceBars` holds the throughput, CPU, latency and management targets);
  * the measuring itself lives in those folders.
  */
 import { execFileSync } from 'node:child_process';
@@ -37,6 +38,7 @@ import { JetStreamBench, NATS_URL, WINDOW, type JsResult } from '../bench/sectio
 import { floodFairness, oneNodeLatency, twoNodeLatency, type FloodResult, type LatencyResult } from '../bench/sections/latency.ts';
 import { CONCURRENCY, managementBench } from '../bench/sections/management.ts';
 import { IDLE_SESSIONS, memoryBench } from '../bench/sections/memory.ts';
+import { idleStatements, type IdleResult } from '../bench/sections/idle.ts';
 
 const SECTIONS = ['jetstream', 'e2e', 'latency', 'management', 'memory', 'growth', 'galera'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -79,6 +81,8 @@ const GROWTH_RESULTS = quick ? 100_000 : 1_000_000;
 const GROWTH_HISTORY = quick ? 20_000 : 100_000;
 const MEMORY_REPEATS = quick ? 1 : 3;
 const MEMORY_SETTLE = { settleMs: 10_000, samples: 4 };
+/** The window of the idle-node statement count: long enough for a heartbeat (every 5 s). */
+const IDLE_WINDOW_MS = quick ? 5000 : 10_000;
 
 const rows: Row[] = [];
 const bars: Bar[] = [];
@@ -235,6 +239,7 @@ async function main(): Promise<void> {
     // --- latency ------------------------------------------------------------------------------
     const latencies: LatencyResult[] = [];
     const floods: FloodResult[] = [];
+    let idle: IdleResult | undefined;
     if (sections.has('latency')) {
       for (const kind of stores) {
         if (!selected(`${kind} one node`)) continue;
@@ -266,6 +271,20 @@ async function main(): Promise<void> {
         if (l.missing) problems.push(`${l.label}: ${l.missing} latency samples never arrived`);
         if (l.errors.length) problems.push(`${l.label}: ${l.errors.join('; ')}`);
       }
+      if (stores.includes('mysql') && selected('mysql idle node')) {
+        log('latency mysql idle node statements');
+        idle = await idleStatements(IDLE_WINDOW_MS);
+        rows.push({
+          section: 'latency',
+          case: 'mysql idle node (no sessions): statements it sends',
+          value: idle.statementsPerS,
+          unit: 'stmt/s',
+          notes: `${Object.entries(idle.byKind)
+            .map(([kind, n]) => `${n} ${kind}`)
+            .join(', ')} in ${IDLE_WINDOW_MS / 1000} s (counted at the wire)`,
+          extra: { ...idle },
+        });
+      }
       for (const kind of stores) {
         if (!selected(`${kind} flood`)) continue;
         log(`latency ${kind} flood`);
@@ -284,12 +303,15 @@ async function main(): Promise<void> {
     }
 
     // --- management API ------------------------------------------------------------------------
+    const management = new Map<StoreKind, { get: number; create: number }>();
     if (sections.has('management')) {
       for (const kind of stores) {
         if (!selected(`${kind} management`)) continue;
         log(`management ${kind}`);
         const results = await managementBench(await database(kind), publisher, kind === 'mysql' ? mariadbPid : null, MGMT);
         const bare = results.find((r) => r.route === 'bare')!;
+        const rate = (route: string) => results.find((r) => r.route === route)!.rps;
+        management.set(kind, { get: rate('get') / bare.rps, create: rate('create') / bare.rps });
         for (const r of results) {
           const label =
             r.route === 'bare'
@@ -493,6 +515,7 @@ async function main(): Promise<void> {
         actual: `${growthRatio.toFixed(2)}×`,
         pass: growthRatio >= 0.8,
       });
+    performanceBars({ e2e: find, jetstream, latencies, idle, management });
     // A negative figure means RSS noise exceeded the sessions' memory: no verdict.
     if (memoryMysql !== undefined)
       bars.push({
@@ -559,6 +582,90 @@ async function main(): Promise<void> {
     await consumer.stop();
     await publisher.stop();
     for (const db of databases) await db.drop().catch((error: unknown) => log(`could not drop ${db.name}: ${String(error)}`));
+  }
+}
+
+/** Sum of the named CPU figures (µs per event); undefined when one is missing. */
+function cpuSum(cpu: Record<string, number> | undefined, keys: readonly string[]): number | undefined {
+  if (!cpu) return undefined;
+  let sum = 0;
+  for (const key of keys) {
+    const value = cpu[key];
+    if (value === undefined || !Number.isFinite(value)) return undefined;
+    sum += value;
+  }
+  return sum;
+}
+
+/**
+ * The performance bars: throughput against JetStream, CPU per event, cross-node latency and the
+ * idle load it costs, and the management API against a bare route. A bar whose rows the run did
+ * not measure is left out.
+ */
+function performanceBars(r: {
+  e2e: (label: string) => E2eResult | undefined;
+  jetstream: Partial<Record<'window' | 'single', JsResult>>;
+  latencies: readonly LatencyResult[];
+  idle: IdleResult | undefined;
+  management: ReadonlyMap<StoreKind, { get: number; create: number }>;
+}): void {
+  const ratioBar = (name: string, label: string, reference: JsResult | undefined, target: number) => {
+    const row = r.e2e(label);
+    if (!row || !reference) return;
+    const ratio = row.eventsPerS / reference.eventsPerS;
+    bars.push({ name, target: `≥ ${target.toFixed(2)}×`, actual: `${ratio.toFixed(2)}×`, pass: ratio >= target });
+  };
+  const { window: jsw, single: js1 } = r.jetstream;
+  ratioBar('e2e mysql in-process 1 × 4 × 32 vs JetStream windowed', 'mysql in-process 1 sub × 4 conn × cap 32', jsw, 0.8);
+  ratioBar('e2e mysql HTTP seam 1 × 4 × 32 vs JetStream windowed', 'mysql http 1 sub × 4 conn × cap 32', jsw, 0.5);
+  ratioBar('e2e sqlite HTTP seam 1 × 4 × 32 vs JetStream windowed', 'sqlite http 1 sub × 4 conn × cap 32', jsw, 0.4);
+  ratioBar('e2e mysql in-process 1 × 1 × 1 vs JetStream one at a time', 'mysql in-process 1 sub × 1 conn × cap 1', js1, 0.3);
+  const seam = r.e2e('mysql http 1 sub × 4 conn × cap 32')?.median.cpuUsPerEvent.server;
+  if (seam !== undefined && Number.isFinite(seam))
+    bars.push({
+      name: 'server CPU per published event, mysql HTTP seam 1 × 4 × 32',
+      target: '≤ 250 µs',
+      actual: `${seam.toFixed(0)} µs`,
+      pass: seam <= 250,
+    });
+  const orbitCpu = cpuSum(r.e2e('mysql in-process 1 sub × 4 conn × cap 32')?.median.cpuUsPerEvent, ['server', 'db', 'consumer']);
+  const jsCpu = cpuSum(jsw?.median.cpuUsPerEvent, ['consumer', 'nats', 'publisher+bench']);
+  if (orbitCpu !== undefined && jsCpu !== undefined)
+    bars.push({
+      name: 'total CPU per event, mysql in-process 4 × 32 (s+d+c) vs JetStream (c+n+p)',
+      target: '≤ 1.50×',
+      actual: `${(orbitCpu / jsCpu).toFixed(2)}× (${orbitCpu.toFixed(0)} vs ${jsCpu.toFixed(0)} µs)`,
+      pass: orbitCpu / jsCpu <= 1.5,
+    });
+  const two = r.latencies.find((l) => l.label === 'mysql two nodes');
+  if (two)
+    bars.push({
+      name: 'publish→deliver p99, two nodes (mysql)',
+      target: '≤ 50 ms',
+      actual: `${two.p99.toFixed(1)} ms`,
+      pass: two.p99 <= 50 && two.missing === 0,
+    });
+  // Reported beside the two-node bar: what the faster cross-node wake-up costs a node at rest.
+  if (r.idle)
+    bars.push({
+      name: 'idle statements/s, one mysql node with no sessions',
+      target: 'measured',
+      actual: `${r.idle.statementsPerS.toFixed(1)}/s`,
+      pass: null,
+    });
+  for (const [kind, m] of r.management) {
+    bars.push({
+      name: `GET /v1/subscriptions/{id} vs bare route (${kind})`,
+      target: '≥ 0.80×',
+      actual: `${m.get.toFixed(2)}×`,
+      pass: m.get >= 0.8,
+    });
+    bars.push({
+      name: `POST /v1/subscriptions vs bare route (${kind})`,
+      target: '≥ 0.30×',
+      actual: `${m.create.toFixed(2)}×`,
+      pass: m.create >= 0.3,
+    });
   }
 }
 
