@@ -7,7 +7,7 @@
  * includes BEGIN and COMMIT) and prepared executions (`COM_STMT_EXECUTE`). The server's global
  * `Com_*` counters would also count every other client of a shared MariaDB. What an idle node
  * still sends is its heartbeat and its background jobs; the cross-node head poll runs only while a
- * session waits (docs/operations.md, `poll_interval_ms`).
+ * session waits (docs/operations.md, Settings: `poll_interval_ms`).
  */
 import net from 'node:net';
 import { freshDatabase, spawnOrbit } from '../lib/orbit.ts';
