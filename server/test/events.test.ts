@@ -1,6 +1,6 @@
 /**
- * The orbit.events.v1 engine over real sockets, on both stores (seed §5–§7). Every server frame is
- * checked against the generated serverFrame validator by TestSocket.
+ * The orbit.events.v1 engine over real sockets, on both stores (spec/rules.md#s5-1 to #s7-24).
+ * Every server frame is checked against the generated serverFrame validator by TestSocket.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {

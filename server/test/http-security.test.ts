@@ -1,7 +1,8 @@
 /**
  * Authentication, authorization, scoping and strict request reading over real HTTP on both stores
- * (seed §1, §7): 401/403/404 per route, another credential of the same namespace sees NOT_FOUND,
- * strict bodies and query strings, and after every refused write nothing was written.
+ * (spec/rules.md#s1-6, #s1-7, #s1-20; #s7-11 to #s7-13): 401/403/404 per route, another credential
+ * of the same namespace sees NOT_FOUND, strict bodies and query strings, and after every refused
+ * write nothing was written.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

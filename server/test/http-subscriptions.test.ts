@@ -1,8 +1,8 @@
 /**
- * The subscription management API over real HTTP on both stores (seed §1–§3, brief decisions 3–4):
- * create (normalization, defaults, from_sequence, idempotency, names, the namespace limit), get,
- * list (order, paging, cursor binding, strict query), configure and retire, and the configuration
- * history (Orbit's extension).
+ * The subscription management API over real HTTP on both stores (spec/rules.md#s1-9 to #s3-15;
+ * spec/README.md, Subscriptions): create (normalization, defaults, from_sequence, idempotency,
+ * names, the namespace limit), get, list (order, paging, cursor binding, strict query), configure
+ * and retire, and the configuration history (Orbit's extension).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
