@@ -9,6 +9,10 @@
  * Chromium is required: without /usr/bin/chromium this file fails (install it with
  * `apt-get install -y --no-install-recommends chromium`; `npm test` does that itself as root on
  * Debian, and otherwise stops before the tests with that command).
+ *
+ * Longer than 400 lines: one Chromium page walks the console step by step against one server whose
+ * data is created in beforeAll; split files would each start the browser and the server and rebuild
+ * the data.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';

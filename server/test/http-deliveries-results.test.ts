@@ -5,6 +5,10 @@
  * cross-subscription lookup) and manual retry of EXPIRED deliveries. Deliveries are produced by a
  * raw WebSocket consumer; the lease is shortened so that an unacknowledged delivery expires
  * quickly.
+ *
+ * Longer than 400 lines: publishing, history, detail and retry share one server per store, with the
+ * short lease that makes deliveries expire, and one set of helpers (publish, subscribe, connect a
+ * raw consumer, list, retry); splitting would repeat that setup in each file.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

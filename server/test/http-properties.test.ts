@@ -4,6 +4,10 @@
  * uint64 strings, duplicate keys injected into the raw text) and random bad list query strings are
  * all INVALID_ARGUMENT and write nothing. Plus concurrency: racing requests with one
  * Idempotency-Key have one effect.
+ *
+ * Longer than 400 lines: the generators of invalid bodies and query strings come first, then the
+ * properties and the concurrency races that share the server and the fixture they read; splitting
+ * would separate the generators from their only users.
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';

@@ -3,6 +3,10 @@
  * spec/README.md, Subscriptions): create (normalization, defaults, from_sequence, idempotency,
  * names, the namespace limit), get, list (order, paging, cursor binding, strict query), configure
  * and retire, and the configuration history (Orbit's extension).
+ *
+ * Longer than 400 lines: one describe per operation of the subscription routes (create, get and
+ * list, configure, retire, history) on one server per store; splitting would scatter the shared
+ * setup and helpers.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
