@@ -20,6 +20,7 @@ import WebSocket from 'ws';
 import { connect, type ConsumerMessages, type NatsConnection } from 'nats';
 import { publishBody } from './lib/payload.ts';
 import { hexId, now, sleep } from './lib/util.ts';
+import { CONNECT_PATH, SUBPROTOCOL } from '@orbit/spec/protocol';
 
 type Message = Record<string, any>;
 
@@ -51,7 +52,7 @@ interface ConsumerGroup {
 }
 
 function openConsumer(url: string, token: string, group: ConsumerGroup): Promise<void> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/events/connect`, 'orbit.events.v1', {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}${CONNECT_PATH}`, SUBPROTOCOL, {
     headers: { authorization: `Bearer ${token}` },
     perMessageDeflate: false,
   });

@@ -17,8 +17,26 @@ import { describe, expect, it } from 'vitest';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const RULES_FILE = 'spec/rules.md';
-/** The trees whose comments and descriptions a reader sees (conformance/ pins its own citations). */
-const TREES = ['server/src', 'client/src', 'client/examples', 'spec', 'scripts', 'bench', 'testing', 'docs', 'README.md', 'redocly.yaml'];
+/**
+ * The trees whose comments and descriptions a reader sees, tests included (conformance/src pins its
+ * own citations: every case carries the rules it checks).
+ */
+const TREES = [
+  'server/src',
+  'server/test',
+  'client/src',
+  'client/test',
+  'client/examples',
+  'conformance/test',
+  'consumer',
+  'spec',
+  'scripts',
+  'bench',
+  'testing',
+  'docs',
+  'README.md',
+  'redocly.yaml',
+];
 const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'images']);
 const BINARY = /\.(png|jpe?g|gif|ico|woff2?|ttf)$/;
 const CODE = /\.(ts|mts|js|mjs)$/;
@@ -223,6 +241,7 @@ describe('citations', () => {
     const files = TREES.flatMap(filesUnder).filter((path) => path !== RULES_FILE && !BINARY.test(path));
     expect(files.length).toBeGreaterThan(100);
     expect(files).toContain(relative(REPO, fileURLToPath(import.meta.url)));
+    expect(TREES.filter((tree) => !files.some((path) => path === tree || path.startsWith(`${tree}/`)))).toEqual([]);
     expect(files.flatMap((path) => checkFile(path, ids))).toEqual([]);
   });
 });

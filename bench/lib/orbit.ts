@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadSettings } from '@orbit/server';
-import { type BootstrapResult, type RunningNode, startNode, type Store } from '@orbit/server/internal';
+import { type BootstrapResult, type RunningNode, startNode, type Store } from '../../server/src/internal.ts';
 import { ALL_PERMISSIONS, freshDatabase as testDatabase, serveOrbit, type TestDatabase } from '@orbit/testing';
 import { withTimeout } from './util.ts';
 

@@ -6,6 +6,7 @@
  */
 import WebSocket from 'ws';
 import { hexId, now, withTimeout } from './util.ts';
+import { CONNECT_PATH, SUBPROTOCOL } from '@orbit/spec/protocol';
 
 let counter = 0;
 const prefix = (process.pid * 104729) >>> 0;
@@ -31,7 +32,7 @@ export class WsConsumer {
     capacity: number,
     options: { onDeliver?: (frame: any, receivedAt: number) => void; autoAck?: boolean } = {},
   ): Promise<WsConsumer> {
-    const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/v1/events/connect`, 'orbit.events.v1', {
+    const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${CONNECT_PATH}`, SUBPROTOCOL, {
       headers: { authorization: `Bearer ${token}` },
       perMessageDeflate: false,
     });

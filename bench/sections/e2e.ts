@@ -10,7 +10,7 @@
  * window is never capped by the default backlog limit of 100) in one database per store.
  */
 import type { ResultInput } from '@orbit/server';
-import type { RunningNode } from '@orbit/server/internal';
+import type { RunningNode } from '../../server/src/internal.ts';
 import { RawJson } from '@orbit/spec/codec';
 import mysql from 'mysql2/promise';
 import { mysqlCounters } from '../lib/machine.ts';

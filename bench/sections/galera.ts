@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
-import { Store } from '@orbit/server/internal';
+import { Store } from '../../server/src/internal.ts';
 import { mysqlCounters } from '../lib/machine.ts';
 import { measureRate, type Producer, type RateSample, type Timing } from '../lib/measure.ts';
 import { bootstrap, createSubscription, spawnOrbit, type OrbitProcess } from '../lib/orbit.ts';

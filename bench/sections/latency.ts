@@ -12,7 +12,7 @@
  */
 import http from 'node:http';
 import { RawJson } from '@orbit/spec/codec';
-import { Store } from '@orbit/server/internal';
+import { Store } from '../../server/src/internal.ts';
 import { bootstrap, createSubscription, freshDatabase, spawnOrbit, startInProcess, type StoreKind } from '../lib/orbit.ts';
 import { DETAILS_TEXT, publishBody, RESULT_TEXT } from '../lib/payload.ts';
 import { hexId, now, percentile, sleep, waitFor, withTimeout } from '../lib/util.ts';

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
-import { authenticate } from '@orbit/server/internal';
+import { authenticate } from '../../server/src/internal.ts';
 import { selfCpuMs, processCpuMs } from '../lib/machine.ts';
 import { bootstrap, createSubscription, startInProcess, type BenchDatabase } from '../lib/orbit.ts';
 import { median } from '../lib/util.ts';

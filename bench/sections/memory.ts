@@ -7,7 +7,7 @@
  * read after the same settling time (see `settledSample`), as the median of four samples. Four sessions are opened and closed first, so code loaded on first use is in the
  * baseline rather than in the per-session figure.
  */
-import { Store } from '@orbit/server/internal';
+import { Store } from '../../server/src/internal.ts';
 import { processRssKiB } from '../lib/machine.ts';
 import { bootstrap, createSubscription, freshDatabase, spawnOrbit, type OrbitProcess, type StoreKind } from '../lib/orbit.ts';
 import { median, sleep, waitFor } from '../lib/util.ts';

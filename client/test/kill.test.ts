@@ -1,9 +1,9 @@
 /**
- * Crash safety with real processes (issue 5, item 6): an `orbit serve` process and the example
- * consumer with a MySQL Inbox. While 2,000 results are published, the consumer is killed with
- * SIGKILL at random points five times and the server twice, each restarted. At the end every
- * result is in the Inbox exactly once, every delivery is ACKED, and the handler's business row
- * exists once per event id.
+ * Crash safety with real processes (spec/rules.md#s0-1, a verification that kills real processes):
+ * an `orbit serve` process and the example consumer with a MySQL Inbox. While 2,000 results are
+ * published, the consumer is killed with SIGKILL at random points five times and the server twice,
+ * each restarted. At the end every result is in the Inbox exactly once, every delivery is ACKED,
+ * and the handler's business row exists once per event id.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -2,12 +2,12 @@
  * Server behaviour found while building the SDK that breaks the contract. These tests state the
  * contract and FAIL until the server is fixed (the SDK must not work around them silently).
  *
- * 1. Frame limit (seed §5: "每帧为一个文本 JSON，最大 512 KiB"): the server accepts a publish whose
- *    body fits the 512 KiB body limit (seed §1) but whose `event.deliver` frame is larger than
- *    512 KiB. A client that enforces the frame limit can never receive that delivery: every
- *    attempt ends the connection, until the delivery is EXPIRED. Expected: the publish is refused
- *    with INVALID_ARGUMENT (the event could never be delivered), or the frame stays within the
- *    limit.
+ * 1. Frame limit (spec/rules.md#s5-5: "each frame is one text JSON message of at most 512 KiB"):
+ *    the server accepts a publish whose body fits the 512 KiB body limit (spec/rules.md#s1-19) but
+ *    whose `event.deliver` frame is larger than 512 KiB. A client that enforces the frame limit can
+ *    never receive that delivery: every attempt ends the connection, until the delivery is EXPIRED.
+ *    Expected: the publish is refused with INVALID_ARGUMENT (the event could never be delivered), or
+ *    the frame stays within the limit.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES } from '@orbit/testing';

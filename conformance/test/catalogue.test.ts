@@ -15,8 +15,13 @@ import { type CatalogueEntry, catalogueEntries, renderCatalogueMarkdown, seedCov
 import { SEED_RULES } from '../src/seed-rules.ts';
 import { parseSeedRules, renderSeedRulesModule } from '../src/seed-rules-source.ts';
 
-/** Citations of documents a reader of the repository does not have (spelled so that this line does not match). */
-const UNREADABLE_CITATION = new RegExp(String.raw`\b(brief|issue) \d|\bbrief` + String.raw` decision|seed §\d`, 'i');
+/**
+ * Citations of documents a reader of the repository does not have: the product's design notes, an
+ * issue number, a section of the seed (spelled so that neither this suite nor scripts/citations.test.ts
+ * flags the pattern itself).
+ */
+const DESIGN_NOTES = ['bri', 'ef'].join('');
+const UNREADABLE_CITATION = new RegExp(String.raw`\b(${DESIGN_NOTES}|issue) \d|\b${DESIGN_NOTES} decision|seed §\d`, 'i');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
@@ -95,7 +100,7 @@ describe('the case catalogue', () => {
     expect(ALL_CASES.filter((c) => c.level === 'MAY').length).toBeGreaterThanOrEqual(3);
   });
 
-  it('cites what a reader has: no comment or case of the suite names "brief N", "issue N" or "seed §N"', () => {
+  it('cites what a reader has: no comment or case of the suite names the design notes, "issue N" or "seed §N"', () => {
     const offenders = files(ROOT)
       .filter((f) => /\.(ts|mjs|md)$/.test(f))
       .flatMap((f) =>

@@ -1,14 +1,18 @@
 /**
- * The operations console (issue 9) in a real browser: Debian's Chromium, driven by playwright-core.
- * Data is created through the API on the SQLite store; the browser enters the token, lists the
- * queue's subscriptions page by page, pauses a subscription (with a lost answer, retried under the
- * same Idempotency-Key), meets a STATE_CONFLICT and reloads, reads a delivery's raw result, retries
- * an EXPIRED delivery and draws the backlog. Every effect is checked through the API. Screenshots go
- * to docs/images/console-*.png.
+ * The operations console (docs/console.md) in a real browser: Debian's Chromium, driven by
+ * playwright-core. Data is created through the API on the SQLite store; the browser enters the
+ * token, lists the queue's subscriptions page by page, pauses a subscription (with a lost answer,
+ * retried under the same Idempotency-Key), meets a STATE_CONFLICT and reloads, reads a delivery's
+ * raw result, retries an EXPIRED delivery and draws the backlog. Every effect is checked through
+ * the API. Screenshots go to docs/images/console-*.png.
  *
  * Chromium is required: without /usr/bin/chromium this file fails (install it with
  * `apt-get install -y --no-install-recommends chromium`; `npm test` does that itself as root on
  * Debian, and otherwise stops before the tests with that command).
+ *
+ * Longer than 400 lines: one Chromium page walks the console step by step against one server whose
+ * data is created in beforeAll; split files would each start the browser and the server and rebuild
+ * the data.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';

@@ -1,6 +1,10 @@
 /**
- * The orbit.events.v1 engine over real sockets, on both stores (seed §5–§7). Every server frame is
- * checked against the generated serverFrame validator by TestSocket.
+ * The orbit.events.v1 engine over real sockets, on both stores (spec/rules.md#s5-1 to #s7-24).
+ * Every server frame is checked against the generated serverFrame validator by TestSocket.
+ *
+ * Longer than 400 lines: one describe per stage of a session (upgrade, session, liveness, delivery
+ * and ACK, leases, retention) on one tuned server per store and one socket helper; splitting would
+ * scatter that shared setup.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {

@@ -1,9 +1,14 @@
 /**
- * The result seam and the delivery API over real HTTP on both stores (brief decision 2, seed §4):
- * publishing (idempotency, byte-exact `result`, task.requeued), delivery history (state filter,
- * paging, cursor binding), delivery detail (no secrets, no cross-subscription lookup) and manual
- * retry of EXPIRED deliveries. Deliveries are produced by a raw WebSocket consumer; the lease is
- * shortened so that an unacknowledged delivery expires quickly.
+ * The result seam and the delivery API over real HTTP on both stores (spec/README.md, The result
+ * log; spec/rules.md#s4-1 to #s4-27): publishing (idempotency, byte-exact `result`, task.requeued),
+ * delivery history (state filter, paging, cursor binding), delivery detail (no secrets, no
+ * cross-subscription lookup) and manual retry of EXPIRED deliveries. Deliveries are produced by a
+ * raw WebSocket consumer; the lease is shortened so that an unacknowledged delivery expires
+ * quickly.
+ *
+ * Longer than 400 lines: publishing, history, detail and retry share one server per store, with the
+ * short lease that makes deliveries expire, and one set of helpers (publish, subscribe, connect a
+ * raw consumer, list, retry); splitting would repeat that setup in each file.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

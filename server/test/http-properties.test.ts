@@ -1,8 +1,13 @@
 /**
- * Property tests of strict request reading over real HTTP on both stores (seed §1): random invalid
- * create bodies (extra keys, case aliases, wrong types, non-canonical uint64 strings, duplicate
- * keys injected into the raw text) and random bad list query strings are all INVALID_ARGUMENT and
- * write nothing. Plus concurrency: racing requests with one Idempotency-Key have one effect.
+ * Property tests of strict request reading over real HTTP on both stores (spec/rules.md#s1-20,
+ * #s1-21): random invalid create bodies (extra keys, case aliases, wrong types, non-canonical
+ * uint64 strings, duplicate keys injected into the raw text) and random bad list query strings are
+ * all INVALID_ARGUMENT and write nothing. Plus concurrency: racing requests with one
+ * Idempotency-Key have one effect.
+ *
+ * Longer than 400 lines: the generators of invalid bodies and query strings come first, then the
+ * properties and the concurrency races that share the server and the fixture they read; splitting
+ * would separate the generators from their only users.
  */
 import { randomBytes } from 'node:crypto';
 import fc from 'fast-check';

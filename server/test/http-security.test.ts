@@ -1,7 +1,13 @@
 /**
  * Authentication, authorization, scoping and strict request reading over real HTTP on both stores
- * (seed §1, §7): 401/403/404 per route, another credential of the same namespace sees NOT_FOUND,
- * strict bodies and query strings, and after every refused write nothing was written.
+ * (spec/rules.md#s1-6, #s1-7, #s1-20; #s7-11 to #s7-13): 401/403/404 per route, another credential
+ * of the same namespace sees NOT_FOUND, strict bodies and query strings, and after every refused
+ * write nothing was written.
+ *
+ * Longer than 400 lines: one fixture per store (owner, colleague, one credential lacking each
+ * action, foreign queues, a subscription with an acknowledged delivery) and one table of routes
+ * serve every refusal, route by route; split files would each rebuild the fixture and restate the
+ * table.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,8 +1,12 @@
 /**
- * The subscription management API over real HTTP on both stores (seed §1–§3, brief decisions 3–4):
- * create (normalization, defaults, from_sequence, idempotency, names, the namespace limit), get,
- * list (order, paging, cursor binding, strict query), configure and retire, and the configuration
- * history (Orbit's extension).
+ * The subscription management API over real HTTP on both stores (spec/rules.md#s1-9 to #s3-15;
+ * spec/README.md, Subscriptions): create (normalization, defaults, from_sequence, idempotency,
+ * names, the namespace limit), get, list (order, paging, cursor binding, strict query), configure
+ * and retire, and the configuration history (Orbit's extension).
+ *
+ * Longer than 400 lines: one describe per operation of the subscription routes (create, get and
+ * list, configure, retire, history) on one server per store; splitting would scatter the shared
+ * setup and helpers.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /**
- * Several `orbit serve` processes on one MySQL database behave as one system (issue 4, item 8):
- * consumers spread across three nodes, 5,000 results, every result delivered and ACKED, no
- * delivery leased to two sessions at once.
+ * Several `orbit serve` processes on one MySQL database behave as one system (docs/scaling.md, 1.
+ * Stateless nodes on one database): consumers spread across three nodes, 5,000 results, every
+ * result delivered and ACKED, no delivery leased to two sessions at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';

@@ -1,8 +1,8 @@
 /**
- * Configuration (issue 8) through the real CLI: flags, ORBIT_* environment and a JSON or YAML
- * config file, with precedence flag > environment > file > default; every invalid setting stops
- * the start with exit code 2 and a message naming the setting; the documented table in
- * docs/operations.md is the generated one, and every metric is documented.
+ * Configuration (docs/operations.md, Settings) through the real CLI: flags, ORBIT_* environment and
+ * a JSON or YAML config file, with precedence flag > environment > file > default; every invalid
+ * setting stops the start with exit code 2 and a message naming the setting; the documented table
+ * in docs/operations.md is the generated one, and every metric is documented.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

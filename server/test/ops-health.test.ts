@@ -1,7 +1,7 @@
 /**
- * Health (issue 8): `/healthz` says the process is up; `/readyz` says the node can serve — the
- * database answers and every migration is applied — with the envelope, or 503 UNAVAILABLE. Real
- * servers, both stores.
+ * Health (docs/operations.md, Health checks): `/healthz` says the process is up; `/readyz` says the
+ * node can serve — the database answers and every migration is applied — with the envelope, or 503
+ * UNAVAILABLE. Real servers, both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { api, startTestServer, STORES, type TestServer } from '@orbit/testing';

@@ -1,8 +1,8 @@
 /**
- * Logs (issue 8): a real `orbit serve` process writes pino JSON lines with `request_id` and
- * `session_id`, at the level of `ORBIT_LOG_LEVEL`, and never a token, a lease secret or a digest of
- * either — checked by scanning everything the process wrote after a session that handled all of
- * them (including refused credentials and a wrong secret). Both stores.
+ * Logs (docs/operations.md, Logs): a real `orbit serve` process writes pino JSON lines with
+ * `request_id` and `session_id`, at the level of `ORBIT_LOG_LEVEL`, and never a token, a lease
+ * secret or a digest of either — checked by scanning everything the process wrote after a session
+ * that handled all of them (including refused credentials and a wrong secret). Both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../src/crypto.ts';

@@ -1,8 +1,8 @@
 /**
- * Metrics (issue 8): `GET /metrics` in the Prometheus text format from the server's own registry,
- * counting what the engine and the API do, with the backlog computed at scrape time; access by
- * `ORBIT_METRICS` (off / open / token) and `ORBIT_METRICS_LISTEN`; refusals keep the envelope rules.
- * Real servers, both stores.
+ * Metrics (docs/operations.md, Metrics): `GET /metrics` in the Prometheus text format from the
+ * server's own registry, counting what the engine and the API do, with the backlog computed at
+ * scrape time; access by `ORBIT_METRICS` (off / open / token) and `ORBIT_METRICS_LISTEN`; refusals
+ * keep the envelope rules. Real servers, both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateErrorEnvelope } from '@orbit/generated';

@@ -1,9 +1,9 @@
 /**
- * Periodic history retention (issue 8; brief decision 5): `ORBIT_RETENTION_MAX_RESULTS` and
- * `ORBIT_RETENTION_MAX_AGE_MS` move the retention boundary through the same `prune` as
- * `orbit prune`; a from_sequence below the boundary is 410 EVENT_HISTORY_EXPIRED; a lagging
- * subscription's session gets EVENT_HISTORY_EXPIRED and is closed; the event of a delivery that is
- * not ACKED is never deleted. Real servers, both stores.
+ * Periodic history retention (spec/README.md, Retention; docs/operations.md, Background work):
+ * `ORBIT_RETENTION_MAX_RESULTS` and `ORBIT_RETENTION_MAX_AGE_MS` move the retention boundary
+ * through the same `prune` as `orbit prune`; a from_sequence below the boundary is 410
+ * EVENT_HISTORY_EXPIRED; a lagging subscription's session gets EVENT_HISTORY_EXPIRED and is closed;
+ * the event of a delivery that is not ACKED is never deleted. Real servers, both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { api, eventually, publish, startTestServer, STORES, subscribe, type TestServer, TestSocket } from '@orbit/testing';

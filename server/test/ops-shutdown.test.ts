@@ -1,9 +1,9 @@
 /**
- * Graceful shutdown (issue 8) with real `orbit serve` processes: SIGTERM stops accepting, lets
- * in-flight requests finish (no request is committed without its answer), closes event
- * connections with 1001 and exits 0 within `ORBIT_SHUTDOWN_TIMEOUT_MS`; past that bound it exits 1;
- * a second signal exits at once. Either way no lease is lost: a delivery leased before the signal
- * is still LEASED after a restart, or recovered and delivered again. Both stores.
+ * Graceful shutdown (docs/operations.md, Shutdown) with real `orbit serve` processes: SIGTERM stops
+ * accepting, lets in-flight requests finish (no request is committed without its answer), closes
+ * event connections with 1001 and exits 0 within `ORBIT_SHUTDOWN_TIMEOUT_MS`; past that bound it
+ * exits 1; a second signal exits at once. Either way no lease is lost: a delivery leased before the
+ * signal is still LEASED after a restart, or recovered and delivered again. Both stores.
  */
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';

@@ -1,8 +1,9 @@
 /**
- * The background lease sweep (issue 8; seed §4 lists it as missing): an expired lease goes back to
- * PENDING (or EXPIRED when its attempts are used up) within one sweep interval even when nobody
- * consumes the subscription and it is paused; several nodes sweep one database without recovering
- * a lease twice; claim-time recovery still works. Real servers, both stores.
+ * The background lease sweep (spec/rules.md#s4-28 names it as missing; docs/operations.md,
+ * Background work): an expired lease goes back to PENDING (or EXPIRED when its attempts are used
+ * up) within one sweep interval even when nobody consumes the subscription and it is paused;
+ * several nodes sweep one database without recovering a lease twice; claim-time recovery still
+ * works. Real servers, both stores.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {

@@ -1,7 +1,8 @@
 /**
- * TLS (issue 8): with a certificate and key (`ORBIT_TLS_CERT`/`ORBIT_TLS_KEY` or `--tls-cert`/
- * `--tls-key`) the server speaks HTTPS and WSS directly. A self-signed certificate for 127.0.0.1
- * is made at test time with openssl; clients trust it through the `ca` option. Both stores.
+ * TLS (docs/operations.md, TLS): with a certificate and key (`ORBIT_TLS_CERT`/`ORBIT_TLS_KEY` or
+ * `--tls-cert`/`--tls-key`) the server speaks HTTPS and WSS directly. A self-signed certificate for
+ * 127.0.0.1 is made at test time with openssl; clients trust it through the `ca` option. Both
+ * stores.
  */
 import { request } from 'node:https';
 import { readFileSync, rmSync } from 'node:fs';

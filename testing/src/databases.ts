@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mysql from 'mysql2/promise';
-import { Store } from '@orbit/server/internal';
+import { Store } from '../../server/src/internal.ts';
 
 export const STORES = ['sqlite', 'mysql'] as const;
 export type StoreKind = (typeof STORES)[number];

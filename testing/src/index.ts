@@ -5,7 +5,7 @@
  * one raw orbit.events.v1 test client.
  */
 export { freshDatabase, MYSQL_ROOT, openStore, STORES, type StoreKind, type TestDatabase } from './databases.ts';
-export type { Store } from '@orbit/server/internal';
+export type { Store } from '../../server/src/internal.ts';
 export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
 export { type ApiResponse, api } from './http.ts';
 export {

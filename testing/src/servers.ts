@@ -4,7 +4,7 @@
  * loopback port and a fresh database, with a shortcut to bootstrap a credential.
  */
 import { loadSettings } from '@orbit/server';
-import { type BootstrapResult, type RunningNode, startNode } from '@orbit/server/internal';
+import { type BootstrapResult, type RunningNode, startNode } from '../../server/src/internal.ts';
 import { freshDatabase, type StoreKind, type TestDatabase } from './databases.ts';
 
 export interface TestServer extends RunningNode {

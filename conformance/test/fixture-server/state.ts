@@ -4,6 +4,10 @@
  * the result log, subscriptions with their idempotent writes, deliveries and their leases. The
  * HTTP and WebSocket modules only parse, authorize and answer. This is a test fixture, written
  * from spec/rules.md and the contract in spec/ alone: nothing here comes from server/.
+ *
+ * Longer than 400 lines: one class, `State`, holds every rule that changes the fixture's state, so
+ * that the transports stay thin; split, the rules on one delivery's life would live apart from the
+ * records they change.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { EventDelivery, ResultEvent, Subscription } from '@orbit/generated';

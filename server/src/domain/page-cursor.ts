@@ -9,6 +9,7 @@
 import { createHmac } from 'node:crypto';
 import { decodeBase64url, encodeBase64url } from '@orbit/spec/codec';
 import { digestsEqual } from '../crypto.ts';
+import { PATTERNS } from '@orbit/generated';
 
 export interface PagePosition {
   readonly createdAt: number;
@@ -34,8 +35,7 @@ export class PageCursors {
       const value: unknown = JSON.parse(Buffer.from(decodeBase64url(payload)).toString('utf8'));
       if (!Array.isArray(value) || value.length !== 2) return null;
       const [createdAt, id] = value as [unknown, unknown];
-      if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt) || typeof id !== 'string' || !/^[0-9a-f]{32}$/.test(id))
-        return null;
+      if (typeof createdAt !== 'number' || !Number.isSafeInteger(createdAt) || typeof id !== 'string' || !PATTERNS.id.test(id)) return null;
       return { createdAt, id };
     } catch {
       return null;
