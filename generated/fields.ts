@@ -49,6 +49,9 @@ export const UINT64_MEMBERS: ReadonlySet<string> = new Set([
   "task_revision"
 ]);
 
+/** The values of each string enum of the events schema (`ResultType`, `EventType`, `DeliveryState`, ...), in schema order. */
+export const ENUM_VALUES = {"ResultType":["task.succeeded","task.failed","task.cancelled","task.needs_review"],"EventType":["task.succeeded","task.failed","task.cancelled","task.needs_review","task.requeued"],"DeliveryState":["PENDING","LEASED","ACKED","EXPIRED"],"TaskState":["SUCCEEDED","FAILED","CANCELLED","NEEDS_REVIEW","QUEUED"],"ErrorCode":["INVALID_ARGUMENT","UNAUTHENTICATED","PERMISSION_DENIED","NOT_FOUND","STATE_CONFLICT","IDEMPOTENCY_CONFLICT","SUBSCRIPTION_LIMIT","EVENT_HISTORY_EXPIRED","DELIVERY_LEASE_LOST","PROTOCOL_REQUIRED","CAPACITY_EXCEEDED","UNAVAILABLE"]} as const;
+
 /** The members of each client frame, by its `type`: an envelope with other members is refused. */
 export const CLIENT_FRAME_KEYS: Readonly<Record<string, readonly string[]>> = {"events.hello":["protocol_version","type","message_id","body"],"event.ack":["protocol_version","type","message_id","session_id","body"],"events.ping":["protocol_version","type","message_id","session_id","body"]};
 

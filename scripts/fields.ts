@@ -7,7 +7,7 @@
  * - the permissions, and the one each operation needs (`x-orbit-permission` in openapi.yaml);
  * - the member names whose values are uint64 decimal strings (whose range the schema cannot say);
  * - per schema, the paths of members kept as exact JSON text (`x-orbit-raw-json: true`);
- * - the members of each client frame type (its envelope).
+ * - the members of each client frame type (its envelope), and the values of each string enum.
  */
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -120,6 +120,15 @@ function clientFrameKeys(defs: JsonObject): Record<string, string[]> {
   return table;
 }
 
+/** The values of every string enum among the events schema's $defs, in schema order. */
+function enumValues(defs: JsonObject): Record<string, string[]> {
+  const table: Record<string, string[]> = {};
+  for (const [name, schema] of Object.entries(defs)) {
+    if (isObject(schema) && schema.type === 'string' && Array.isArray(schema.enum)) table[name] = schema.enum.map(String);
+  }
+  return table;
+}
+
 export function generateFields(header: string, events: JsonObject, openapi: JsonObject): string {
   const defs = at(events, '$defs');
   const schemas = namedSchemas(events, openapi);
@@ -150,6 +159,9 @@ export function generateFields(header: string, events: JsonObject, openapi: Json
     '',
     '/** Member names whose string values are uint64 decimal strings, wherever they occur in the contract. */',
     `export const UINT64_MEMBERS: ReadonlySet<string> = new Set(${json(uint64Members(schemas))});`,
+    '',
+    '/** The values of each string enum of the events schema (`ResultType`, `EventType`, `DeliveryState`, ...), in schema order. */',
+    `export const ENUM_VALUES = ${JSON.stringify(enumValues(defs))} as const;`,
     '',
     '/** The members of each client frame, by its `type`: an envelope with other members is refused. */',
     `export const CLIENT_FRAME_KEYS: Readonly<Record<string, readonly string[]>> = ${JSON.stringify(clientFrameKeys(defs))};`,

@@ -14,13 +14,14 @@
  *                     PENDING ◄──────────── manual retry (+budget) ───┘
  * ```
  */
-import type { RetryDeliveryRequest } from '@orbit/generated';
 import { CAPACITY } from '@orbit/spec/protocol';
 import { checkRevision, refuse, type Decision } from './decision.ts';
 import { MAX_ATTEMPT_BUDGET, type SubscriptionRecord } from './subscription.ts';
+import { ENUM_VALUES, type DeliveryState, type RetryDeliveryRequest } from '@orbit/generated';
 
-export const DELIVERY_STATES = ['PENDING', 'LEASED', 'ACKED', 'EXPIRED'] as const;
-export type DeliveryState = (typeof DELIVERY_STATES)[number];
+/** The four delivery states (the contract's `DeliveryState`). */
+export const DELIVERY_STATES: readonly DeliveryState[] = ENUM_VALUES.DeliveryState;
+export type { DeliveryState };
 
 /**
  * The states that still occupy the subscription's backlog (`pending_count`, `max_pending`): every

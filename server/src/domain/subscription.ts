@@ -5,16 +5,23 @@
  * configure or retire is accepted. Each decision takes what the store loaded and the validated
  * command and returns the next record or a refusal (`decision.ts`); the store saves the record.
  */
-import type { ConfigureSubscriptionRequest, CreateSubscriptionRequest, RetireSubscriptionRequest } from '@orbit/generated';
+import {
+  ENUM_VALUES,
+  type ConfigureSubscriptionRequest,
+  type CreateSubscriptionRequest,
+  type EventType,
+  type ResultType,
+  type RetireSubscriptionRequest,
+} from '@orbit/generated';
 import { checkRevision, refuse, isRefused, type Decision } from './decision.ts';
 
-/** The four subscribable result types in their fixed, normalized order. */
-export const RESULT_TYPES = ['task.cancelled', 'task.failed', 'task.needs_review', 'task.succeeded'] as const;
-export type ResultType = (typeof RESULT_TYPES)[number];
+export type { EventType, ResultType };
 
-/** Every type the log accepts; `task.requeued` is logged but never matches a subscription. */
-export const EVENT_TYPES = [...RESULT_TYPES, 'task.requeued'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** The four subscribable result types (the contract's `ResultType`) in their fixed, normalized order: sorted. */
+export const RESULT_TYPES: readonly ResultType[] = [...ENUM_VALUES.ResultType].sort();
+
+/** Every type the log accepts (`EventType`); `task.requeued` is logged but never matches a subscription. */
+export const EVENT_TYPES: readonly EventType[] = ENUM_VALUES.EventType;
 
 export const DEFAULT_MAX_PENDING = 100;
 export const DEFAULT_MAX_ATTEMPTS = 20;
