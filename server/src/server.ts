@@ -135,19 +135,20 @@ export function assembleOrbit(options: OrbitOptions & { readonly store: Store; r
       return (await store.appendResults(inputs)).map(eventJson);
     },
     async transaction(fn) {
-      let appended = false;
+      let head: bigint | undefined;
       const value = await store.db.transaction((tx) =>
         fn({
           run: (sql, params = []) => tx.run(sql, params),
           all: (sql, params = []) => tx.all(sql, params),
           async appendResults(inputs) {
             const results = await store.appendResultsIn(tx, inputs);
-            appended ||= results.length > 0;
+            const last = results[results.length - 1];
+            if (last) head = last.sequence;
             return results.map(eventJson);
           },
         }),
       );
-      if (appended) store.notifyAppended();
+      if (head !== undefined) store.notifyAppended(head);
       return value;
     },
     attach(server, attachOptions) {

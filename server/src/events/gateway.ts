@@ -115,7 +115,12 @@ export class EventGateway {
       log,
       ...(hooks ? { hooks } : {}),
     };
-    store.onAppend(() => this.pool.markAllDirty());
+    // This node's own appends wake its sessions at once, and move the head it knows, so that the
+    // head poll wakes them only for results that other nodes appended.
+    store.onAppend((head) => {
+      if (head > this.lastHead) this.lastHead = head;
+      this.pool.markAllDirty();
+    });
     // Results appended by other nodes: watch the committed head, only while a session waits.
     this.timers.push(setInterval(() => void this.pollHead(), settings.pollIntervalMs));
     // Lease expiries, manual retries and resumes happen without a local signal: sweep regularly.
@@ -229,7 +234,7 @@ export class EventGateway {
     this.polling = true;
     try {
       const { head } = await this.store.logPosition();
-      if (head !== this.lastHead) {
+      if (head > this.lastHead) {
         this.lastHead = head;
         this.pool.markAllDirty();
       }

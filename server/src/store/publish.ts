@@ -131,7 +131,11 @@ export async function publishAll(db: Database, requests: readonly PublishRequest
   return outcomes;
 }
 
-/** Whether any outcome appended a result, so that waiting sessions should look again. */
-export function appendedAny(outcomes: readonly PublishOutcome[]): boolean {
-  return outcomes.some((o) => 'written' in o && !o.written.replayed);
+/** The highest sequence the outcomes appended, or undefined when none appended (all replays or errors). */
+export function highestAppended(outcomes: readonly PublishOutcome[]): bigint | undefined {
+  let highest: bigint | undefined;
+  for (const o of outcomes)
+    if ('written' in o && !o.written.replayed && (highest === undefined || o.written.value.sequence > highest))
+      highest = o.written.value.sequence;
+  return highest;
 }

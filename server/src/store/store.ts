@@ -15,7 +15,7 @@ import type { HistoryRecord, ResultRecord, SessionRecord } from './records.ts';
 import { expireReceipts, type StoredAnswer, type WriteKey, type Written } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
-import { appendedAny, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
+import { highestAppended, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
 import type { Page } from './paging.ts';
 import * as principals from './principal.ts';
 import { PrincipalCache } from './principal-cache.ts';
@@ -49,12 +49,13 @@ async function deploymentSecret(db: Database): Promise<string> {
 }
 
 export class Store {
-  private appendListeners = new Set<() => void>();
+  private appendListeners = new Set<(head: bigint) => void>();
   /** Publishes through the seam that arrive together commit together (see `publish.ts`). */
   private readonly publishes = new Batcher<PublishRequest, PublishOutcome>(
     async (requests) => {
       const outcomes = await publishAll(this.db, requests);
-      if (appendedAny(outcomes)) this.notifyAppended();
+      const head = highestAppended(outcomes);
+      if (head !== undefined) this.notifyAppended(head);
       return outcomes;
     },
     { weigh: publishWeight, maxWeight: MAX_GROUP_BYTES },
@@ -148,15 +149,18 @@ export class Store {
 
   // --- the result log -------------------------------------------------------------------------
 
-  /** Registers a callback run after every append committed through this store. */
-  onAppend(listener: () => void): () => void {
+  /**
+   * Registers a callback run after every append committed through this store, with the highest
+   * sequence it appended: the committed head at that commit (the head row serializes appends).
+   */
+  onAppend(listener: (head: bigint) => void): () => void {
     this.appendListeners.add(listener);
     return () => this.appendListeners.delete(listener);
   }
 
-  /** Tells local listeners that results were committed (call after your own transaction commits). */
-  notifyAppended(): void {
-    for (const listener of this.appendListeners) listener();
+  /** Tells local listeners that results up to `head` were committed (call after your own transaction commits). */
+  notifyAppended(head: bigint): void {
+    for (const listener of this.appendListeners) listener(head);
   }
 
   /** Appends inside your own transaction; call `notifyAppended()` once it has committed. */
@@ -166,7 +170,8 @@ export class Store {
 
   async appendResults(inputs: readonly ResultInput[]): Promise<ResultRecord[]> {
     const rows = await this.db.transaction((tx) => results.appendResults(tx, inputs, Date.now()));
-    this.notifyAppended();
+    const last = rows[rows.length - 1];
+    if (last) this.notifyAppended(last.sequence);
     return rows;
   }
 
