@@ -9,7 +9,7 @@ import type { Delivery } from '../store/store.ts';
 import { dataResponse } from '../wire/envelope.ts';
 import { deliveryJson, eventJson } from '../wire/json.ts';
 import { pageJson } from '../wire/page.ts';
-import { writeKey, writtenAnswer } from '../wire/receipts.ts';
+import { writeKey, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { idempotencyKey, parseCursor, parseLimit, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
@@ -57,7 +57,6 @@ export function deliveryRoutes(app: Hono<AppEnv>, { store, authorize }: RouteCon
       body.value,
       writeKey(key, body.digest, 200, (delivery: Delivery) => ({ delivery: deliveryJson(delivery) })),
     );
-    const { status, data } = writtenAnswer(written);
-    return dataResponse(c.get('requestId'), status, data);
+    return writtenResponse(c.get('requestId'), written);
   });
 }

@@ -9,9 +9,8 @@ import { OrbitError } from '@orbit/spec/errors';
 import { MAX_EVENT_PAYLOAD_BYTES } from '@orbit/spec/protocol';
 import type { Hono } from 'hono';
 import type { ResultRecord } from '../store/store.ts';
-import { dataResponse } from '../wire/envelope.ts';
 import { eventJson } from '../wire/json.ts';
-import { writeKey, writtenAnswer } from '../wire/receipts.ts';
+import { writeKey, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
@@ -57,7 +56,6 @@ export function resultRoutes(app: Hono<AppEnv>, { store, authorize }: RouteConte
       input,
       writeKey(key, body.digest, 201, (event: ResultRecord) => ({ event: eventJson(event) })),
     );
-    const { status, data } = writtenAnswer(written);
-    return dataResponse(c.get('requestId'), status, data);
+    return writtenResponse(c.get('requestId'), written);
   });
 }

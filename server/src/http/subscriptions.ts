@@ -16,7 +16,7 @@ import type { Page, Principal, SubscriptionRecord } from '../store/store.ts';
 import { dataResponse } from '../wire/envelope.ts';
 import { historyJson, sessionJson, subscriptionJson } from '../wire/json.ts';
 import { pageJson } from '../wire/page.ts';
-import { writeKey, writtenAnswer } from '../wire/receipts.ts';
+import { writeKey, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { idempotencyKey, parseCursor, parseLimit, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
@@ -29,8 +29,7 @@ export function subscriptionRoutes(app: Hono<AppEnv>, { store, authorize, nodeTt
     const key = idempotencyKey(c.req.header('idempotency-key'));
     const body = await readJsonBody(c.req.raw, validateCreateSubscriptionRequest);
     const written = await store.createSubscription(who, body.value, writeKey(key, body.digest, 201, answer));
-    const { status, data } = writtenAnswer(written);
-    return dataResponse(c.get('requestId'), status, data);
+    return writtenResponse(c.get('requestId'), written);
   });
 
   app.get('/v1/subscriptions', async (c) => {
@@ -87,7 +86,6 @@ export function subscriptionRoutes(app: Hono<AppEnv>, { store, authorize, nodeTt
         : await readJsonBody(c.req.raw, validateRetireSubscriptionRequest).then((body) =>
             store.retireSubscription(who, id, body.value, writeKey(key, body.digest, 200, answer)),
           );
-    const { status, data } = writtenAnswer(written);
-    return dataResponse(c.get('requestId'), status, data);
+    return writtenResponse(c.get('requestId'), written);
   });
 }

@@ -12,7 +12,7 @@ import { Batcher } from './batcher.ts';
 import type { Delivery } from '../domain/delivery.ts';
 import type { SubscriptionRecord } from '../domain/subscription.ts';
 import type { HistoryRecord, ResultRecord, SessionRecord } from './records.ts';
-import { expireReceipts, type StoredAnswer, type WriteKey, type Written } from './idempotency.ts';
+import { expireReceipts, scopeOf, type StoredAnswer, type WriteKey, type Written } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase } from './open.ts';
 import { highestAppended, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
@@ -179,7 +179,7 @@ export class Store {
   async publishResult(principal: Principal, input: ResultInput, write: WriteKey<ResultRecord>): Promise<Written<ResultRecord>> {
     await subscriptions.requireQueue(this.db, principal, input.queueId);
     const outcome = await this.publishes.submit({
-      scope: { credentialId: principal.credentialId, scope: `publish:${input.queueId}`, key: write.key, digest: write.digest },
+      scope: scopeOf(principal.credentialId, `publish:${input.queueId}`, write),
       input,
       render: write.render,
     });

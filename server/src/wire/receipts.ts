@@ -7,6 +7,7 @@
  */
 import { stringify, trustedRawJson, type RawJson } from '@orbit/spec/codec';
 import type { WriteKey, Written } from '../store/store.ts';
+import { dataResponse } from './envelope.ts';
 
 /** The key of a write whose first answer is `status` with `data(value)`. */
 export function writeKey<T>(key: string, digest: string, status: number, data: (value: T) => object): WriteKey<T> {
@@ -19,4 +20,10 @@ export function writtenAnswer(written: Written<unknown>): { status: number; data
   // The stored text is the `data` object; close it with the flag.
   const data = trustedRawJson(`${body.slice(0, -1)},"deduplicated":${written.replayed}}`);
   return { status: written.replayed ? 200 : status, data };
+}
+
+/** The HTTP response to an idempotent write: `writtenAnswer` in the envelope. */
+export function writtenResponse(requestId: string, written: Written<unknown>): Response {
+  const { status, data } = writtenAnswer(written);
+  return dataResponse(requestId, status, data);
 }
