@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CAPACITY } from '@orbit/spec/protocol';
 import { isRefused } from './decision.ts';
 import {
+  claimRoom,
   countsAsPending,
   decideAck,
   decideCapacity,
@@ -238,6 +239,35 @@ describe('capacity', () => {
       ),
     );
     expect([CAPACITY.min, CAPACITY.max].map(isValidCapacity)).toEqual([true, true]);
+  });
+});
+
+describe('claimRoom', () => {
+  it('never passes the write queue, nor the capacity less the leases that stay held (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -2, max: 10 }),
+        fc.integer({ min: CAPACITY.min, max: CAPACITY.max }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer({ min: -2, max: 40 }),
+        (writable, capacity, held, releasing) => {
+          const room = claimRoom({ writable, capacity, held, releasing });
+          const staying = held - Math.min(Math.max(0, releasing), held);
+          expect(room).toBeGreaterThanOrEqual(0);
+          expect(room).toBeLessThanOrEqual(Math.max(0, writable));
+          expect(room).toBeLessThanOrEqual(Math.max(0, capacity - staying));
+          // It is exactly the smaller bound: nothing that fits is held back.
+          expect(room).toBe(Math.max(0, Math.min(writable, capacity - staying)));
+        },
+      ),
+    );
+  });
+
+  it('counts an ACK that commits before the claim as free: at capacity 1 the next delivery fits', () => {
+    expect(claimRoom({ writable: 7, capacity: 1, held: 1, releasing: 0 })).toBe(0);
+    expect(claimRoom({ writable: 7, capacity: 1, held: 1, releasing: 1 })).toBe(1);
+    // An ACK of a delivery this node does not hold frees nothing here.
+    expect(claimRoom({ writable: 7, capacity: 1, held: 1, releasing: 3 })).toBe(1);
   });
 });
 

@@ -82,6 +82,19 @@ export function decideCapacity(capacity: number): Decision<number> {
   return refuse('INVALID_ARGUMENT', `capacity must be an integer from ${CAPACITY.min} to ${CAPACITY.max}`);
 }
 
+/**
+ * How many deliveries one claim may lease to a connection (spec/rules.md#s5-11, #s5-20): the room
+ * in its write queue, within its capacity less the leases it holds. `releasing` of those leases
+ * have an ACK that commits in the claim's own transaction before the claim (store/acks.ts), so
+ * they count as free. The database still caps a claim by capacity less the leases it sees; this
+ * keeps every lease within what the write queue can take now.
+ */
+export function claimRoom(connection: { writable: number; capacity: number; held: number; releasing: number }): number {
+  const held = Math.max(0, connection.held);
+  const free = connection.capacity - held + Math.min(Math.max(0, connection.releasing), held);
+  return Math.max(0, Math.min(connection.writable, free));
+}
+
 export function newDelivery(fields: {
   id: string;
   subscriptionId: string;

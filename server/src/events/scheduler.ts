@@ -30,6 +30,14 @@ export interface Claimant {
   claim(group: readonly Claimant[]): Promise<boolean>;
 }
 
+/** A claim turn taken outside the pool's queue (`ClaimPool.reserve`); `end` gives it back once. */
+export interface Turn {
+  /** The claimants the claim serves: the one that asked first, then its subscription's others on this node. */
+  readonly members: readonly Claimant[];
+  /** `more`: more may be ready at once; `done`: the claim found what there was; `not_run`: no claim ran. */
+  end(result: 'more' | 'done' | 'not_run'): void;
+}
+
 export class ClaimPool {
   private readonly claimants = new Map<string, Map<string, Set<Claimant>>>();
   private readonly waiting: Claimant[] = [];
@@ -95,6 +103,34 @@ export class ClaimPool {
   markAllDirty(): void {
     for (const subs of this.claimants.values()) for (const id of subs.keys()) this.dirty.add(id);
     this.schedule();
+  }
+
+  /**
+   * A claim turn for `first`'s subscription that does not wait in the queue: for the claim that
+   * follows an ACK group in the group's transaction (store/acks.ts). It counts against the same
+   * limits as a claim the pool runs (spec/rules.md#s5-19) and is taken only within them, and only
+   * while none of the subscription's claimants on this node is in a claim; null otherwise. The
+   * members need not want deliveries yet: their ACKs free the capacity the claim fills.
+   */
+  reserve(first: Claimant): Turn | null {
+    if (this.closed || this.running.size >= this.limits.inFlight) return null;
+    if ((this.runningApps.get(first.applicationId) ?? 0) >= this.limits.perApplication) return null;
+    const set = this.claimants.get(first.applicationId)?.get(first.subscriptionId);
+    if (!set?.has(first)) return null;
+    for (const claimant of set) if (this.running.has(claimant)) return null;
+    const members = [first, ...[...set].filter((c) => c !== first)];
+    const wasDirty = this.dirty.has(first.subscriptionId);
+    this.begin(members);
+    let ended = false;
+    return {
+      members,
+      end: (result) => {
+        if (ended) return;
+        ended = true;
+        if (result === 'more' || (result === 'not_run' && wasDirty)) this.dirty.add(first.subscriptionId);
+        this.finish(members, first.applicationId);
+      },
+    };
   }
 
   close(): void {
@@ -174,16 +210,8 @@ export class ClaimPool {
     const siblings = [...(this.claimants.get(claimant.applicationId)?.get(claimant.subscriptionId) ?? [])].filter(
       (c) => c !== claimant && !this.running.has(c) && c.wants(),
     );
-    for (const sibling of siblings) {
-      const at = this.waiting.indexOf(sibling);
-      if (at >= 0) this.waiting.splice(at, 1);
-      this.queuedSet.delete(sibling);
-    }
     const members = [claimant, ...siblings];
-    for (const member of members) this.running.add(member);
-    this.runningApps.set(claimant.applicationId, (this.runningApps.get(claimant.applicationId) ?? 0) + 1);
-    // The subscription is clean unless this claim (or an event meanwhile) says otherwise.
-    this.dirty.delete(claimant.subscriptionId);
+    this.begin(members);
     claimant
       .claim(siblings)
       .then(
@@ -192,12 +220,27 @@ export class ClaimPool {
         },
         (error: unknown) => this.onError(error, claimant),
       )
-      .finally(() => {
-        for (const member of members) this.running.delete(member);
-        const left = (this.runningApps.get(claimant.applicationId) ?? 1) - 1;
-        if (left === 0) this.runningApps.delete(claimant.applicationId);
-        else this.runningApps.set(claimant.applicationId, left);
-        this.schedule();
-      });
+      .finally(() => this.finish(members, claimant.applicationId));
+  }
+
+  /** Marks a claim's members running; the subscription is clean unless the claim (or an event meanwhile) says otherwise. */
+  private begin(members: readonly Claimant[]): void {
+    const first = members[0]!;
+    for (const member of members) {
+      this.running.add(member);
+      const at = this.waiting.indexOf(member);
+      if (at >= 0) this.waiting.splice(at, 1);
+      this.queuedSet.delete(member);
+    }
+    this.runningApps.set(first.applicationId, (this.runningApps.get(first.applicationId) ?? 0) + 1);
+    this.dirty.delete(first.subscriptionId);
+  }
+
+  private finish(members: readonly Claimant[], applicationId: string): void {
+    for (const member of members) this.running.delete(member);
+    const left = (this.runningApps.get(applicationId) ?? 1) - 1;
+    if (left === 0) this.runningApps.delete(applicationId);
+    else this.runningApps.set(applicationId, left);
+    this.schedule();
   }
 }

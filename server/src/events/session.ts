@@ -12,15 +12,16 @@ import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spe
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
 import { decideConsumeAccess } from '../domain/access.ts';
-import type { RedeliveryPolicy } from '../domain/delivery.ts';
+import { claimRoom, type RedeliveryPolicy } from '../domain/delivery.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { ClaimOutcome, Claimed, Principal, Store } from '../store/store.ts';
+import type { AckAnswer, ClaimOutcome, Claimed, FollowUpClaim, Principal, Store } from '../store/store.ts';
 import type { AccessView } from './access.ts';
 import { type ClientFrame, readClientFrame } from './envelope.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
 import { ReadQueue } from './read-queue.ts';
 import type { Claimant, ClaimPool } from './scheduler.ts';
+import { claimFailed, planClaim, settleClaim, type ClaimMember } from './claiming.ts';
 
 const READ_QUEUE = 4;
 const WRITE_QUEUE = 8;
@@ -50,7 +51,7 @@ type Task =
   | { readonly kind: 'frame'; readonly frame: ClientFrame }
   | { readonly kind: 'bad_body'; readonly messageId: string; readonly message: string };
 
-export class Session implements Claimant {
+export class Session implements Claimant, ClaimMember {
   sessionId: string | null = null;
   subscriptionId = '';
   readonly applicationId: string;
@@ -61,12 +62,14 @@ export class Session implements Claimant {
   private capacity = 0;
   private enabled = true;
   /** The last claim found max_pending reached with results still waiting. */
-  private backlogFull = false;
+  backlogFull = false;
   /**
    * Deliveries this connection believes it holds: id → lease deadline (database clock). The
    * database decides capacity; this only spares claims that could not lease anything.
    */
   private readonly held = new Map<string, number>();
+  /** Held deliveries whose ACK is waiting in the ACK batcher or committing. */
+  private readonly acking = new Set<string>();
   private writing = 0;
   private closing = false;
   private released = false;
@@ -102,54 +105,67 @@ export class Session implements Claimant {
 
   wants(): boolean {
     if (this.sessionId === null || this.closing || !this.enabled) return false;
+    // While an ACK of a delivery it holds is in the ACK batcher, the claim that follows that ACK's
+    // group serves this session (store/acks.ts); a claim of its own now would take the
+    // application's turn from it. If none follows, the ACK's answer wakes the pool.
+    if (this.acking.size > 0) return false;
     return this.room() > 0;
   }
 
-  /** How many deliveries this connection could take now: write-queue room within its free capacity. */
-  private room(): number {
+  /**
+   * How many deliveries this connection could take now: write-queue room within its free capacity.
+   * `fused`: for a claim in the transaction of this connection's ACKs, where they free capacity.
+   */
+  room(fused = false): number {
     const writable = WRITE_QUEUE - this.writing - this.reads.running;
-    return Math.max(0, Math.min(writable, this.free()));
+    const held = this.capacity - this.free();
+    return claimRoom({ writable, capacity: this.capacity, held, releasing: fused ? this.acking.size : 0 });
   }
 
   async claim(group: readonly Claimant[]): Promise<boolean> {
-    let sessions = [this, ...(group as Session[])].filter((s) => !s.closing && s.sessionId !== null);
-    if (!sessions.includes(this)) return false;
+    const plan = await planClaim(this.deps, this, [this, ...(group as Session[])], false);
+    if (plan === null) return false;
     let outcome: ClaimOutcome;
     try {
-      // Each session by its own token: one of them may have connected with a token since rotated out.
-      const verdicts = await Promise.all(sessions.map((s) => this.deps.access.verdict(s.subscriptionId, s.tokenDigest)));
-      sessions = sessions.filter((s, i) => {
-        const verdict = verdicts[i]!;
-        if (!verdict.ok) s.fail(verdict.code, verdict.message);
-        return verdict.ok;
-      });
-      const requests = sessions.map((s) => ({ session: s, room: s.room() })).filter((r) => r.room > 0);
-      if (requests.length === 0) return false;
-      outcome = await this.deps.store.claim({
-        subscriptionId: this.subscriptionId,
-        sessions: requests.map((r) => ({ id: r.session.sessionId!, room: r.room })),
-        leaseMs: this.deps.settings.leaseDurationMs,
-        policy: this.deps.policy,
-      });
+      outcome = await this.deps.store.claim(plan.request);
     } catch (error) {
-      this.deps.log('error', 'claim failed', { session_id: this.sessionId, error: String(error) });
-      this.deps.hooks?.claimed('error');
-      for (const s of sessions) s.fail('UNAVAILABLE', 'the database is unavailable; reconnect later');
+      claimFailed(this.deps, plan.sessions, error);
       return false;
     }
-    this.deps.hooks?.claimed(outcome.kind === 'claimed' && outcome.items.length === 0 ? 'empty' : outcome.kind);
-    if (outcome.kind !== 'claimed') {
-      for (const s of sessions) s.settle(outcome);
-      return false;
-    }
-    const bySession = new Map(sessions.map((s) => [s.sessionId!, s]));
-    for (const s of sessions) s.backlogFull = outcome.full;
-    for (const item of outcome.items) bySession.get(item.session)?.deliver(item);
-    for (const id of outcome.lost) bySession.get(id)?.fail('UNAVAILABLE', 'this node lost track of the session; reconnect');
-    return outcome.more;
+    return settleClaim(this.deps, plan.sessions, outcome);
   }
 
-  private deliver(item: Claimed): void {
+  /**
+   * The claim to run after this connection's ACK in the ACK group's transaction (store/acks.ts),
+   * when the pool has a turn for the subscription now; it serves every session of the
+   * subscription on this node.
+   */
+  private async followUp(): Promise<FollowUpClaim | null> {
+    const turn = this.deps.pool.reserve(this);
+    if (turn === null) return null;
+    const plan = await planClaim(this.deps, this, turn.members as Session[], true);
+    if (plan === null) {
+      turn.end('not_run');
+      return null;
+    }
+    return {
+      request: plan.request,
+      settle: (result) => {
+        if (result.kind === 'skipped') return turn.end('not_run');
+        if (result.kind === 'failed') {
+          claimFailed(this.deps, plan.sessions, result.error);
+          return turn.end('done');
+        }
+        turn.end(settleClaim(this.deps, plan.sessions, result) ? 'more' : 'done');
+      },
+    };
+  }
+
+  open(): boolean {
+    return !this.closing && this.sessionId !== null;
+  }
+
+  deliver(item: Claimed): void {
     if (this.closing || this.sessionId === null) return; // the lease runs out and the delivery is offered again
     this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
     this.send(deliverFrame(this.sessionId, item));
@@ -157,7 +173,7 @@ export class Session implements Claimant {
   }
 
   /** A claim that leased nothing for a reason every session of the subscription shares. */
-  private settle(outcome: Exclude<ClaimOutcome, { kind: 'claimed' }>): void {
+  settle(outcome: Exclude<ClaimOutcome, { kind: 'claimed' }>): void {
     switch (outcome.kind) {
       case 'paused':
         this.enabled = false;
@@ -257,12 +273,19 @@ export class Session implements Claimant {
   private async ack(frame: Extract<ClientFrame, { type: 'event.ack' }>): Promise<void> {
     const verdict = await this.deps.access.verdict(this.subscriptionId, this.tokenDigest);
     if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
-    const outcome = await this.deps.store.acknowledge({
-      subscriptionId: this.subscriptionId,
-      deliveryId: frame.body.delivery_id,
-      epoch: BigInt(frame.body.epoch),
-      secret: frame.body.lease_secret,
-    });
+    const deliveryId = frame.body.delivery_id;
+    // Held here and acknowledged in a group's transaction: a claim that follows in it may fill the slot.
+    const releasing = this.held.has(deliveryId);
+    if (releasing) this.acking.add(deliveryId);
+    let outcome: AckAnswer;
+    try {
+      outcome = await this.deps.store.acknowledge(
+        { subscriptionId: this.subscriptionId, deliveryId, epoch: BigInt(frame.body.epoch), secret: frame.body.lease_secret },
+        () => this.followUp(),
+      );
+    } finally {
+      if (releasing) this.acking.delete(deliveryId);
+    }
     this.deps.hooks?.acked(outcome.kind, this.held.get(frame.body.delivery_id));
     if (outcome.kind === 'lease_lost') {
       this.send(
@@ -278,8 +301,12 @@ export class Session implements Claimant {
     // An ACK frees capacity here; when the backlog was full it also frees room for results
     // waiting to be materialized, which only a new claim can pick up.
     const freed = this.held.delete(frame.body.delivery_id);
-    if (outcome.kind === 'acknowledged' && this.backlogFull) this.deps.pool.markDirty(this.subscriptionId);
-    else if (freed) this.deps.pool.wake();
+    // A claim that followed the ACK in its transaction has used what it freed; its turn ends when
+    // it hands over its deliveries. Otherwise the pool's next claim fills the room.
+    if (!outcome.followed) {
+      if (outcome.kind === 'acknowledged' && this.backlogFull) this.deps.pool.markDirty(this.subscriptionId);
+      else if (freed) this.deps.pool.wake();
+    }
     this.send(
       ackReplyFrame({
         replyTo: frame.message_id,

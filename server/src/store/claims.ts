@@ -6,10 +6,9 @@
  * claims on one subscription take turns instead of deadlocking, across nodes too.
  */
 import { OrbitError } from '@orbit/spec/errors';
-import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
+import { newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
 import { orThrow } from '../domain/decision.ts';
 import {
-  decideAck,
   decideCapacity,
   isClaimable,
   lease,
@@ -63,6 +62,11 @@ export type ClaimOutcome =
   | { readonly kind: 'paused' }
   | { readonly kind: 'retired' }
   | { readonly kind: 'history_expired'; readonly boundary: bigint };
+
+/** A claim that did not run: another transaction holds the subscription's row (see `claimIn`). */
+export interface Skipped {
+  readonly kind: 'skipped';
+}
 
 /**
  * Checks the hello's subscription and capacity and records the session, in one transaction
@@ -133,69 +137,87 @@ function slotsOf(request: ClaimRequest, context: readonly Row[]): { slots: { id:
 }
 
 export async function claim(db: Database, clock: DatabaseClock, request: ClaimRequest): Promise<ClaimOutcome> {
+  return db.transaction((tx) => claimIn(tx, clock, request, 'wait'));
+}
+
+/**
+ * A claim inside the caller's transaction. `lock` says how it takes the subscription row: `wait`
+ * for a claim of its own, or `skip` for a claim that follows an ACK group in the group's
+ * transaction (`acks.ts`): that one never waits for another claim's lock (the ACKs would wait with
+ * it) and answers `skipped` instead; the claim that holds the lock, or the pool's next one, serves
+ * the sessions.
+ */
+export function claimIn(tx: Sql, clock: DatabaseClock, request: ClaimRequest, lock: 'wait'): Promise<ClaimOutcome>;
+export function claimIn(tx: Sql, clock: DatabaseClock, request: ClaimRequest, lock: 'skip'): Promise<ClaimOutcome | Skipped>;
+export async function claimIn(
+  tx: Sql,
+  clock: DatabaseClock,
+  request: ClaimRequest,
+  lock: 'wait' | 'skip',
+): Promise<ClaimOutcome | Skipped> {
   const sentAt = Date.now();
-  return db.transaction(async (tx) => {
-    const [row] = await tx.all(`SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ?${tx.phrases.forUpdate}`, [
-      request.subscriptionId,
-    ]);
-    if (!row) return { kind: 'retired' as const };
-    const subscription = toSubscription(row);
-    if (subscription.retiredAt !== null) return { kind: 'retired' as const };
-    if (!subscription.enabled) return { kind: 'paused' as const };
-    const ids = request.sessions.map((s) => s.id);
-    const context = await tx.all(claimContext(tx.phrases, ids.length), [
-      subscription.id,
-      subscription.id,
-      subscription.id,
-      ...(ids.length > 0 ? ids : ['']),
-    ]);
-    const first = context[0]!;
-    const now = num(first.now);
-    clock.observe(now, sentAt);
-    const nextExpiry = numOrNull(first.next_expiry);
-    if (nextExpiry !== null && nextExpiry <= now) await recoverExpired(tx, subscription.id, now, request.policy);
-    const position = { head: big(first.head_sequence), boundary: big(first.retention_boundary) };
-    if (historyExpired(subscription.cursorSequence, position.boundary))
-      return { kind: 'history_expired' as const, boundary: position.boundary };
-    const { slots, lost } = slotsOf(request, context);
-    const max = slots.reduce((sum, s) => sum + s.free, 0);
-    const cursor = await materialize(tx, subscription, position.head, now);
-    // Materialization stopped short of the head: max_pending is reached, and only an ACK that
-    // frees room can let more in.
-    const full = cursor < position.head;
-    if (max === 0) return { kind: 'claimed' as const, items: [], more: false, full, lost };
-    // Locked: a late ACK may be settling one of these PENDING rows right now.
-    const candidates = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS} FROM deliveries${tx.phrases.useIndex(CANDIDATE_INDEX)} WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${max + 1}${tx.phrases.forUpdate}`,
-      [subscription.id, now],
-    );
-    // Each session takes as many as it has room for, in turn.
-    const owners = slots.flatMap((slot) => Array.from({ length: slot.free }, () => slot.id));
-    const leased = candidates
-      .slice(0, max)
-      .map(toDelivery)
-      .filter((candidate) => isClaimable(candidate, now))
-      .map((candidate, i) => {
-        const secret = newLeaseSecret();
-        const session = owners[i]!;
-        return { session, secret, delivery: lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session }) };
-      });
-    await writeLeases(
-      tx,
-      leased.map((l) => l.delivery),
-    );
-    const events = await eventsBySequence(
-      tx,
-      leased.map((l) => l.delivery.sequence),
-    );
-    const items = leased.map((l) => ({ ...l, event: events.get(l.delivery.sequence)! }));
-    // More is ready at once only when capacity, not supply, ended this claim.
-    return { kind: 'claimed' as const, items, more: candidates.length > max, full, lost };
-  });
+  const [row] = await tx.all(
+    `SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions WHERE id = ?${lock === 'wait' ? tx.phrases.forUpdate : tx.phrases.forUpdateSkipLocked}`,
+    [request.subscriptionId],
+  );
+  // Without SKIP LOCKED no row means no subscription; with it, the row may just be locked.
+  if (!row) return lock === 'skip' ? { kind: 'skipped' as const } : { kind: 'retired' as const };
+  const subscription = toSubscription(row);
+  if (subscription.retiredAt !== null) return { kind: 'retired' as const };
+  if (!subscription.enabled) return { kind: 'paused' as const };
+  const ids = request.sessions.map((s) => s.id);
+  const context = await tx.all(claimContext(tx.phrases, ids.length), [
+    subscription.id,
+    subscription.id,
+    subscription.id,
+    ...(ids.length > 0 ? ids : ['']),
+  ]);
+  const first = context[0]!;
+  const now = num(first.now);
+  clock.observe(now, sentAt);
+  const nextExpiry = numOrNull(first.next_expiry);
+  if (nextExpiry !== null && nextExpiry <= now) await recoverExpired(tx, subscription.id, now, request.policy);
+  const position = { head: big(first.head_sequence), boundary: big(first.retention_boundary) };
+  if (historyExpired(subscription.cursorSequence, position.boundary))
+    return { kind: 'history_expired' as const, boundary: position.boundary };
+  const { slots, lost } = slotsOf(request, context);
+  const max = slots.reduce((sum, s) => sum + s.free, 0);
+  const cursor = await materialize(tx, subscription, position.head, now);
+  // Materialization stopped short of the head: max_pending is reached, and only an ACK that
+  // frees room can let more in.
+  const full = cursor < position.head;
+  if (max === 0) return { kind: 'claimed' as const, items: [], more: false, full, lost };
+  // Locked: a late ACK may be settling one of these PENDING rows right now.
+  const candidates = await tx.all(
+    `SELECT ${DELIVERY_COLUMNS} FROM deliveries${tx.phrases.useIndex(CANDIDATE_INDEX)} WHERE subscription_id = ? AND state = 'PENDING' AND available_at <= ? ORDER BY sequence LIMIT ${max + 1}${tx.phrases.forUpdate}`,
+    [subscription.id, now],
+  );
+  // Each session takes as many as it has room for, in turn.
+  const owners = slots.flatMap((slot) => Array.from({ length: slot.free }, () => slot.id));
+  const leased = candidates
+    .slice(0, max)
+    .map(toDelivery)
+    .filter((candidate) => isClaimable(candidate, now))
+    .map((candidate, i) => {
+      const secret = newLeaseSecret();
+      const session = owners[i]!;
+      return { session, secret, delivery: lease(candidate, { now, leaseMs: request.leaseMs, digest: sha256Hex(secret), session }) };
+    });
+  await writeLeases(
+    tx,
+    leased.map((l) => l.delivery),
+  );
+  const events = await eventsBySequence(
+    tx,
+    leased.map((l) => l.delivery.sequence),
+  );
+  const items = leased.map((l) => ({ ...l, event: events.get(l.delivery.sequence)! }));
+  // More is ready at once only when capacity, not supply, ended this claim.
+  return { kind: 'claimed' as const, items, more: candidates.length > max, full, lost };
 }
 
 /** `CASE id WHEN ? THEN ? … END` with its parameters: one column's per-row values in one UPDATE. */
-function byId(deliveries: readonly Delivery[], value: (d: Delivery) => unknown): { sql: string; params: unknown[] } {
+export function byId(deliveries: readonly Delivery[], value: (d: Delivery) => unknown): { sql: string; params: unknown[] } {
   return {
     sql: `CASE id ${deliveries.map(() => 'WHEN ? THEN ?').join(' ')} END`,
     params: deliveries.flatMap((d) => [d.id, value(d)]),
@@ -303,64 +325,4 @@ async function eventsBySequence(tx: Sql, sequences: readonly bigint[]): Promise<
   );
   for (const row of rows) map.set(big(row.sequence), toResult(row));
   return map;
-}
-
-export interface AckRequest {
-  readonly subscriptionId: string;
-  readonly deliveryId: string;
-  readonly epoch: bigint;
-  readonly secret: string;
-}
-
-export type AckOutcome =
-  | { readonly kind: 'acknowledged' | 'duplicate'; readonly eventId: string; readonly acknowledgedAt: number }
-  | { readonly kind: 'lease_lost' };
-
-/**
- * Acknowledges a group of proofs in one transaction (spec/rules.md#s6-13 to #s6-17): each proof
- * gets its own verdict, one commit serves them all. Only delivery rows change: `pending_count` is
- * derived from non-ACKED rows, so it drops exactly once, when a delivery becomes ACKED. Rows are
- * locked in id order, so two groups never wait on each other in a cycle.
- */
-export async function acknowledgeAll(db: Database, requests: readonly AckRequest[]): Promise<AckOutcome[]> {
-  if (requests.length === 0) return [];
-  return db.transaction(async (tx) => {
-    const ids = [...new Set(requests.map((r) => r.deliveryId))].sort();
-    const rows = await tx.all(
-      `SELECT ${DELIVERY_COLUMNS}, ${tx.phrases.nowMs} AS now FROM deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${tx.phrases.forUpdate}`,
-      ids,
-    );
-    // The database's time, the same on every row; without a row nothing is acknowledged.
-    const now = rows.length > 0 ? num(rows[0]!.now) : 0;
-    const current = new Map(rows.map((row) => [String(row.id), toDelivery(row)]));
-    const outcomes: AckOutcome[] = [];
-    const acknowledged: Delivery[] = [];
-    for (const request of requests) {
-      const delivery = current.get(request.deliveryId);
-      if (!delivery || delivery.subscriptionId !== request.subscriptionId) {
-        outcomes.push({ kind: 'lease_lost' });
-        continue;
-      }
-      const verdict = decideAck(delivery, { epoch: request.epoch, digest: sha256Hex(request.secret) }, now, digestsEqual);
-      if (verdict.kind === 'lease_lost') {
-        outcomes.push(verdict);
-      } else if (verdict.kind === 'duplicate') {
-        outcomes.push({ kind: 'duplicate', eventId: delivery.eventId, acknowledgedAt: verdict.acknowledgedAt });
-      } else {
-        // A second proof for the same delivery in this group sees it acknowledged.
-        current.set(verdict.delivery.id, verdict.delivery);
-        acknowledged.push(verdict.delivery);
-        outcomes.push({ kind: 'acknowledged', eventId: delivery.eventId, acknowledgedAt: now });
-      }
-    }
-    if (acknowledged.length > 0) {
-      // One statement for the group; each row's revision comes from the domain's decideAck.
-      const revision = byId(acknowledged, (d) => d.revision.toString());
-      await tx.run(
-        `UPDATE deliveries SET state = 'ACKED', acknowledged_at = ?, lease_until = NULL, revision = ${revision.sql} WHERE id IN (${acknowledged.map(() => '?').join(', ')})`,
-        [now, ...revision.params, ...acknowledged.map((d) => d.id)],
-      );
-    }
-    return outcomes;
-  });
 }

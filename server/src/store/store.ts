@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DeliveryState, RedeliveryPolicy } from '../domain/delivery.ts';
 import { PageCursors } from '../domain/page-cursor.ts';
+import * as acks from './acks.ts';
 import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
@@ -35,7 +36,8 @@ import * as subscriptions from './subscriptions.ts';
 
 export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
 export type { Page } from './paging.ts';
-export type { AckOutcome, AckRequest, ClaimOutcome, ClaimRequest, Claimed } from './claims.ts';
+export type { AckAnswer, AckOutcome, AckRequest, FollowUpClaim, FollowUpOffer } from './acks.ts';
+export type { ClaimOutcome, ClaimRequest, Claimed, Skipped } from './claims.ts';
 export type { SweepReport } from './sweep.ts';
 export type { Readiness } from './health.ts';
 export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
@@ -61,8 +63,8 @@ export class Store {
     { weigh: publishWeight, maxWeight: MAX_GROUP_BYTES },
   );
 
-  /** ACKs of every session on this node that arrive together commit together (see `claims.ts`). */
-  private readonly acks = new Batcher<claims.AckRequest, claims.AckOutcome>((requests) => claims.acknowledgeAll(this.db, requests));
+  /** ACKs of every session on this node that arrive together commit together, with the claims that follow them (see `acks.ts`). */
+  private readonly acks = new Batcher<acks.AckEntry, acks.AckAnswer>((entries) => acks.acknowledgeGroup(this.db, this.clock, entries));
 
   /** The database's clock as this node last saw it (see `clock.ts`). */
   readonly clock = new DatabaseClock();
@@ -259,9 +261,13 @@ export class Store {
     return claims.claim(this.db, this.clock, request);
   }
 
-  /** Acknowledges one proof; proofs that arrive together commit in one transaction (see `batcher.ts`). */
-  acknowledge(request: claims.AckRequest): Promise<claims.AckOutcome> {
-    return this.acks.submit(request);
+  /**
+   * Acknowledges one proof; proofs that arrive together commit in one transaction (see
+   * `batcher.ts`). `followUp` offers the claim to run in that transaction after the ACKs when they
+   * free capacity on the subscription (see `acks.ts`); the group asks one ACK per subscription.
+   */
+  acknowledge(request: acks.AckRequest, followUp?: acks.FollowUpOffer): Promise<acks.AckAnswer> {
+    return this.acks.submit({ request, followUp });
   }
 
   /** The subscription as its owner sees it now, or NOT_FOUND. */
