@@ -38,6 +38,8 @@ const key = (sql: string) =>
     .slice(0, 90);
 const timed = (tx: any) => ({
   dialect: tx.dialect,
+  phrases: tx.phrases,
+  galera: tx.galera,
   async all(sql: string, params?: unknown[]) {
     const t0 = performance.now();
     try {
