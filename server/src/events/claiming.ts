@@ -10,8 +10,9 @@
 import type { ErrorCode } from '@orbit/spec/errors';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { ClaimOutcome, ClaimRequest, Claimed, Store } from '../store/store.ts';
+import type { ClaimOutcome, ClaimRequest, Claimed, FollowUpClaim, Store } from '../store/store.ts';
 import type { AccessView } from './access.ts';
+import type { Claimant, ClaimPool } from './scheduler.ts';
 
 /** What a claim needs of a session. */
 export interface ClaimMember {
@@ -95,4 +96,93 @@ export function settleClaim(deps: ClaimDeps, sessions: readonly ClaimMember[], o
   for (const item of outcome.items) bySession.get(item.session)?.deliver(item);
   for (const id of outcome.lost) bySession.get(id)?.fail('UNAVAILABLE', 'this node lost track of the session; reconnect');
   return outcome.more;
+}
+
+/**
+ * The claim to run after `first`'s ACK in the ACK group's transaction (store/acks.ts), when the
+ * pool has a turn for its subscription now: it serves every session of the subscription on this
+ * node, each with the capacity its ACKs in the group free.
+ */
+export async function followUpClaim<M extends ClaimMember & Claimant>(
+  deps: ClaimDeps & { readonly pool: ClaimPool },
+  first: M,
+): Promise<FollowUpClaim | null> {
+  const turn = deps.pool.reserve(first);
+  if (turn === null) return null;
+  const plan = await planClaim(deps, first, turn.members as M[], true);
+  if (plan === null) {
+    turn.end('not_run');
+    return null;
+  }
+  return {
+    request: plan.request,
+    settle: (result) => {
+      if (result.kind === 'skipped') return turn.end('not_run');
+      if (result.kind === 'failed') {
+        claimFailed(deps, plan.sessions, result.error);
+        return turn.end('done');
+      }
+      turn.end(settleClaim(deps, plan.sessions, result) ? 'more' : 'done');
+    },
+  };
+}
+
+/** How long a session whose ACK is in flight leaves its next claim to the claim that follows the ACK's group. */
+export const FOLLOW_UP_WAIT_MS = 50;
+
+/**
+ * A session's ACKs in flight for deliveries it holds, oldest first. For FOLLOW_UP_WAIT_MS after
+ * one went to the ACK batcher the pool leaves the session's next claim to the claim that follows
+ * the ACK's group (a claim of its own would take the application's one turn, spec/rules.md#s5-19,
+ * and the group's claim could not run); if that group is held up, say by a row lock, `wake` lets
+ * the pool claim for the session once the wait is over.
+ */
+export class AcksInFlight {
+  private readonly since = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly wake: () => void) {}
+
+  get size(): number {
+    return this.since.size;
+  }
+
+  add(deliveryId: string): void {
+    this.since.set(deliveryId, Date.now());
+    this.arm();
+  }
+
+  delete(deliveryId: string): void {
+    this.since.delete(deliveryId);
+    this.arm();
+  }
+
+  /** Whether the pool should leave this session's next claim to a follow-up for now. */
+  holding(): boolean {
+    return this.left() > 0;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private left(): number {
+    for (const at of this.since.values()) return Math.max(0, at + FOLLOW_UP_WAIT_MS - Date.now());
+    return 0;
+  }
+
+  /** A timer for when the oldest ACK's wait ends, unless it has ended already (the pool was woken then). */
+  private arm(): void {
+    if (this.timer !== undefined || this.stopped) return;
+    const left = this.left();
+    if (left === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (this.since.size > 0 && this.left() === 0) this.wake();
+      else this.arm();
+    }, left + 1);
+    this.timer.unref();
+  }
 }

@@ -103,4 +103,77 @@ describe('claim pool groups', () => {
     expect(calls).toEqual([3]);
     expect(members.every((m) => !m.wanted)).toBe(true);
   });
+
+  it('reserve: a turn for an ACK group counts against the same limits and excludes a running claim of the subscription', async () => {
+    const log: string[] = [];
+    const gate = { open: false };
+    const pool = new ClaimPool({ inFlight: 4, perApplication: 1, queued: 128, perRound: 4 });
+    const a1 = claimant('a', 's', log, gate);
+    const a2 = claimant('a', 's', log, gate);
+    const b = claimant('b', 't', log, gate);
+    pool.add(a1);
+    pool.add(a2);
+    pool.add(b);
+    await tick(5);
+    // a's claim runs (with a2 as its sibling) and b's: no turn for either subscription now.
+    expect(log.sort()).toEqual(['a/s', 'b/t']);
+    expect(pool.reserve(a1)).toBeNull();
+    expect(pool.reserve(a2)).toBeNull();
+    gate.open = true;
+    for (let i = 0; i < 50 && (a1.running > 0 || b.running > 0); i++) await tick(2);
+    await tick(5);
+    const turn = pool.reserve(a2);
+    expect(turn?.members).toEqual([a2, a1]);
+    // While the turn is held, the application has its one claim: the pool runs none of a's.
+    a1.wanted = true;
+    pool.markDirty('s');
+    await tick(5);
+    expect(log.filter((l) => l === 'a/s')).toHaveLength(1);
+    expect(pool.reserve(a1)).toBeNull();
+    turn!.end('more');
+    turn!.end('more'); // a second end is ignored
+    await tick(5);
+    expect(log.filter((l) => l === 'a/s')).toHaveLength(2);
+    await pool.drain();
+  });
+
+  it('reserve: at most inFlight running, and none for a claimant the pool does not know', () => {
+    const pool = new ClaimPool({ inFlight: 1, perApplication: 1, queued: 128, perRound: 4 });
+    const log: string[] = [];
+    const a = claimant('a', 's', log, { open: true });
+    const b = claimant('b', 't', log, { open: true });
+    expect(pool.reserve(a)).toBeNull();
+    a.wanted = false;
+    b.wanted = false;
+    pool.add(a);
+    pool.add(b);
+    const turn = pool.reserve(a);
+    expect(turn).not.toBeNull();
+    expect(pool.reserve(b)).toBeNull();
+    turn!.end('done');
+    expect(pool.reserve(b)).not.toBeNull();
+  });
+
+  it('reserve: a turn that ran no claim leaves the subscription as dirty as it was; one that ran clears it', async () => {
+    const log: string[] = [];
+    const pool = new ClaimPool();
+    const c = claimant('a', 's', log, { open: true });
+    c.wanted = false;
+    pool.add(c); // dirty, but nobody wants
+    await tick(5);
+    pool.reserve(c)!.end('not_run');
+    c.wanted = true;
+    pool.wake();
+    await tick(5);
+    expect(log).toEqual(['a/s']);
+    c.wanted = true;
+    pool.markDirty('s');
+    c.wanted = false;
+    await tick(5);
+    pool.reserve(c)!.end('done');
+    c.wanted = true;
+    pool.wake();
+    await tick(5);
+    expect(log).toEqual(['a/s']);
+  });
 });

@@ -15,13 +15,13 @@ import { decideConsumeAccess } from '../domain/access.ts';
 import { claimRoom, type RedeliveryPolicy } from '../domain/delivery.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { AckAnswer, ClaimOutcome, Claimed, FollowUpClaim, Principal, Store } from '../store/store.ts';
+import type { AckAnswer, ClaimOutcome, Claimed, Principal, Store } from '../store/store.ts';
 import type { AccessView } from './access.ts';
 import { type ClientFrame, readClientFrame } from './envelope.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
 import { ReadQueue } from './read-queue.ts';
 import type { Claimant, ClaimPool } from './scheduler.ts';
-import { claimFailed, planClaim, settleClaim, type ClaimMember } from './claiming.ts';
+import { AcksInFlight, claimFailed, followUpClaim, planClaim, settleClaim, type ClaimMember } from './claiming.ts';
 
 const READ_QUEUE = 4;
 const WRITE_QUEUE = 8;
@@ -69,7 +69,7 @@ export class Session implements Claimant, ClaimMember {
    */
   private readonly held = new Map<string, number>();
   /** Held deliveries whose ACK is waiting in the ACK batcher or committing. */
-  private readonly acking = new Set<string>();
+  private readonly acking: AcksInFlight;
   private writing = 0;
   private closing = false;
   private released = false;
@@ -84,6 +84,7 @@ export class Session implements Claimant, ClaimMember {
   ) {
     this.applicationId = principal.applicationId;
     this.tokenDigest = principal.tokenDigest;
+    this.acking = new AcksInFlight(() => this.deps.pool.wake());
     this.reads = new ReadQueue<Task>(
       READ_QUEUE,
       (task) => this.run(task),
@@ -105,10 +106,11 @@ export class Session implements Claimant, ClaimMember {
 
   wants(): boolean {
     if (this.sessionId === null || this.closing || !this.enabled) return false;
-    // While an ACK of a delivery it holds is in the ACK batcher, the claim that follows that ACK's
-    // group serves this session (store/acks.ts); a claim of its own now would take the
-    // application's turn from it. If none follows, the ACK's answer wakes the pool.
-    if (this.acking.size > 0) return false;
+    // For a while after an ACK of a delivery it holds went to the ACK batcher, the claim that
+    // follows that ACK's group serves this session (store/acks.ts): a claim of its own now would
+    // take the application's turn from it. If none follows, the ACK's answer wakes the pool; if the
+    // group is held up (a row lock), the pool claims for the session after FOLLOW_UP_WAIT_MS.
+    if (this.acking.holding()) return false;
     return this.room() > 0;
   }
 
@@ -133,32 +135,6 @@ export class Session implements Claimant, ClaimMember {
       return false;
     }
     return settleClaim(this.deps, plan.sessions, outcome);
-  }
-
-  /**
-   * The claim to run after this connection's ACK in the ACK group's transaction (store/acks.ts),
-   * when the pool has a turn for the subscription now; it serves every session of the
-   * subscription on this node.
-   */
-  private async followUp(): Promise<FollowUpClaim | null> {
-    const turn = this.deps.pool.reserve(this);
-    if (turn === null) return null;
-    const plan = await planClaim(this.deps, this, turn.members as Session[], true);
-    if (plan === null) {
-      turn.end('not_run');
-      return null;
-    }
-    return {
-      request: plan.request,
-      settle: (result) => {
-        if (result.kind === 'skipped') return turn.end('not_run');
-        if (result.kind === 'failed') {
-          claimFailed(this.deps, plan.sessions, result.error);
-          return turn.end('done');
-        }
-        turn.end(settleClaim(this.deps, plan.sessions, result) ? 'more' : 'done');
-      },
-    };
   }
 
   open(): boolean {
@@ -281,7 +257,7 @@ export class Session implements Claimant, ClaimMember {
     try {
       outcome = await this.deps.store.acknowledge(
         { subscriptionId: this.subscriptionId, deliveryId, epoch: BigInt(frame.body.epoch), secret: frame.body.lease_secret },
-        () => this.followUp(),
+        () => followUpClaim(this.deps, this),
       );
     } finally {
       if (releasing) this.acking.delete(deliveryId);
@@ -384,6 +360,7 @@ export class Session implements Claimant, ClaimMember {
   private stopWork(): void {
     clearTimeout(this.helloTimer);
     clearTimeout(this.idleTimer);
+    this.acking.stop();
     this.reads.stop();
     this.deps.pool.remove(this);
     this.release();

@@ -56,56 +56,59 @@ export interface AckEntry {
 export type AckAnswer = AckOutcome & { readonly followed: boolean };
 
 /**
- * Commits one group of the ACK batcher: asks each subscription's first offer for its follow-up
- * claim, acknowledges and claims in one transaction, and settles the claims once it committed.
- * So a connection may receive the deliveries of the claim before the reply to the ACK that made
- * room for them; both come after the commit.
+ * Commits one group of the ACK batcher: acknowledges, asks the first offer of each subscription
+ * whose capacity the ACKs freed for its follow-up claim (inside the transaction, once its ACKs are
+ * decided, so an ACK that waits for a row lock holds no claim turn meanwhile), claims, commits,
+ * and settles the claims. So a connection may receive the deliveries of the claim before the
+ * reply to the ACK that made room for them; both come after the commit.
  */
 export async function acknowledgeGroup(db: Database, clock: DatabaseClock, entries: readonly AckEntry[]): Promise<AckAnswer[]> {
   const offers = new Map<string, FollowUpOffer>();
   for (const { request, followUp } of entries)
     if (followUp && !offers.has(request.subscriptionId)) offers.set(request.subscriptionId, followUp);
-  const followUps = (await Promise.all([...offers.values()].map((offer) => offer().catch(() => null)))).filter((f) => f !== null);
+  // Asked once per group: a transaction run again after a deadlock reuses what it was given.
+  const taken = new Map<string, FollowUpClaim | null>();
+  const followUp = async (subscriptionId: string): Promise<ClaimRequest | null> => {
+    const offer = offers.get(subscriptionId);
+    if (!offer) return null;
+    if (!taken.has(subscriptionId)) taken.set(subscriptionId, await offer().catch(() => null));
+    return taken.get(subscriptionId)?.request ?? null;
+  };
   const requests = entries.map((e) => e.request);
   let group: AckGroup;
   try {
-    group = await acknowledgeAll(
-      db,
-      clock,
-      requests,
-      followUps.map((f) => f.request),
-    );
+    group = await acknowledgeAll(db, clock, requests, followUp);
   } catch (error) {
-    for (const f of followUps) f.settle({ kind: 'failed', error });
+    for (const f of taken.values()) f?.settle({ kind: 'failed', error });
     throw error;
   }
   // Settled before the batcher answers the ACKs and forms its next group: a claim's turn ends as
   // its deliveries are handed over, so the next group can take the subscription's turn again.
-  for (const [i, f] of followUps.entries()) f.settle(group.claims[i]!);
+  for (const [id, f] of taken) f?.settle(group.claims.get(id) ?? { kind: 'skipped' });
   return group.outcomes.map((outcome, i) => ({ ...outcome, followed: group.followed.has(requests[i]!.subscriptionId) }));
 }
 
 export interface AckGroup {
   /** One verdict per request, in order. */
   readonly outcomes: AckOutcome[];
-  /** One result per follow-up claim, in order; `skipped` when it did not run. */
-  readonly claims: (ClaimOutcome | Skipped)[];
+  /** What each follow-up claim did, by subscription; `skipped` when it did not run. */
+  readonly claims: ReadonlyMap<string, ClaimOutcome | Skipped>;
   /** The subscriptions whose follow-up claim ran after their ACKs, in the same transaction. */
   readonly followed: ReadonlySet<string>;
 }
 
 /**
- * Acknowledges a group of proofs in one transaction, then runs `followUps` in it: a follow-up
- * claim runs only when an ACK of the group acknowledged a delivery of its subscription (only that
- * frees capacity), and never waits for another claim (`claimIn` with `skip`).
+ * Acknowledges a group of proofs in one transaction, then, for each subscription on which an ACK
+ * of the group acknowledged a delivery (only that frees capacity), runs the claim `followUp`
+ * gives, in the same transaction; that claim never waits for another claim (`claimIn` with `skip`).
  */
 export async function acknowledgeAll(
   db: Database,
   clock: DatabaseClock,
   requests: readonly AckRequest[],
-  followUps: readonly ClaimRequest[] = [],
+  followUp: (subscriptionId: string) => Promise<ClaimRequest | null> = async () => null,
 ): Promise<AckGroup> {
-  if (requests.length === 0) return { outcomes: [], claims: followUps.map(() => ({ kind: 'skipped' as const })), followed: new Set() };
+  if (requests.length === 0) return { outcomes: [], claims: new Map(), followed: new Set() };
   return db.transaction(async (tx) => {
     const ids = [...new Set(requests.map((r) => r.deliveryId))].sort();
     const rows = await tx.all(
@@ -143,13 +146,14 @@ export async function acknowledgeAll(
         [now, ...revision.params, ...acknowledged.map((d) => d.id)],
       );
     }
-    const freed = new Set(acknowledged.map((d) => d.subscriptionId));
-    const claims: (ClaimOutcome | Skipped)[] = [];
+    const claims = new Map<string, ClaimOutcome | Skipped>();
     const followed = new Set<string>();
-    for (const followUp of followUps) {
-      const result = freed.has(followUp.subscriptionId) ? await claimIn(tx, clock, followUp, 'skip') : ({ kind: 'skipped' } as const);
-      if (result.kind !== 'skipped') followed.add(followUp.subscriptionId);
-      claims.push(result);
+    for (const subscriptionId of new Set(acknowledged.map((d) => d.subscriptionId))) {
+      const request = await followUp(subscriptionId);
+      if (request === null) continue;
+      const result = await claimIn(tx, clock, request, 'skip');
+      claims.set(subscriptionId, result);
+      if (result.kind !== 'skipped') followed.add(subscriptionId);
     }
     return { outcomes, claims, followed };
   });
