@@ -114,9 +114,26 @@ export async function followUpClaim<M extends ClaimMember & Claimant>(
     turn.end('not_run');
     return null;
   }
+  // The turn waits for the group's ACKs at most FOLLOW_UP_WAIT_MS; then the pool has it back.
+  let state: 'waiting' | 'started' | 'given_up' = 'waiting';
+  const timer = setTimeout(() => {
+    if (state !== 'waiting') return;
+    state = 'given_up';
+    turn.end('not_run');
+  }, FOLLOW_UP_WAIT_MS);
+  timer.unref();
   return {
     request: plan.request,
+    start: () => {
+      if (state === 'waiting') {
+        state = 'started';
+        clearTimeout(timer);
+      }
+      return state === 'started';
+    },
     settle: (result) => {
+      clearTimeout(timer);
+      if (state === 'given_up') return;
       if (result.kind === 'skipped') return turn.end('not_run');
       if (result.kind === 'failed') {
         claimFailed(deps, plan.sessions, result.error);

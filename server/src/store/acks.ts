@@ -37,6 +37,11 @@ export type AckOutcome =
 export interface FollowUpClaim {
   readonly request: ClaimRequest;
   /**
+   * Called in the transaction right before the claim would run: false when the engine gave up
+   * waiting for it (the ACKs took too long, say behind a row lock) and runs it another way.
+   */
+  start(): boolean;
+  /**
    * Called once, after the transaction and before the ACKs are answered: what the claim did
    * (`skipped` when it did not run), or the error that rolled the whole group back.
    */
@@ -56,35 +61,38 @@ export interface AckEntry {
 export type AckAnswer = AckOutcome & { readonly followed: boolean };
 
 /**
- * Commits one group of the ACK batcher: acknowledges, asks the first offer of each subscription
- * whose capacity the ACKs freed for its follow-up claim (inside the transaction, once its ACKs are
- * decided, so an ACK that waits for a row lock holds no claim turn meanwhile), claims, commits,
- * and settles the claims. So a connection may receive the deliveries of the claim before the
- * reply to the ACK that made room for them; both come after the commit.
+ * Commits one group of the ACK batcher: asks the first offer of each subscription for its
+ * follow-up claim, acknowledges, claims (each follow-up that is still willing to start) and
+ * commits in one transaction, and settles the claims. So a connection may receive the deliveries
+ * of the claim before the reply to the ACK that made room for them; both come after the commit.
  */
 export async function acknowledgeGroup(db: Database, clock: DatabaseClock, entries: readonly AckEntry[]): Promise<AckAnswer[]> {
   const offers = new Map<string, FollowUpOffer>();
   for (const { request, followUp } of entries)
     if (followUp && !offers.has(request.subscriptionId)) offers.set(request.subscriptionId, followUp);
-  // Asked once per group: a transaction run again after a deadlock reuses what it was given.
-  const taken = new Map<string, FollowUpClaim | null>();
+  const taken = new Map<string, FollowUpClaim>();
+  await Promise.all(
+    [...offers].map(async ([id, offer]) => {
+      const claim = await offer().catch(() => null);
+      if (claim) taken.set(id, claim);
+    }),
+  );
+  // A transaction run again after a deadlock asks the same follow-ups again; `start` stays true.
   const followUp = async (subscriptionId: string): Promise<ClaimRequest | null> => {
-    const offer = offers.get(subscriptionId);
-    if (!offer) return null;
-    if (!taken.has(subscriptionId)) taken.set(subscriptionId, await offer().catch(() => null));
-    return taken.get(subscriptionId)?.request ?? null;
+    const claim = taken.get(subscriptionId);
+    return claim?.start() ? claim.request : null;
   };
   const requests = entries.map((e) => e.request);
   let group: AckGroup;
   try {
     group = await acknowledgeAll(db, clock, requests, followUp);
   } catch (error) {
-    for (const f of taken.values()) f?.settle({ kind: 'failed', error });
+    for (const f of taken.values()) f.settle({ kind: 'failed', error });
     throw error;
   }
   // Settled before the batcher answers the ACKs and forms its next group: a claim's turn ends as
   // its deliveries are handed over, so the next group can take the subscription's turn again.
-  for (const [id, f] of taken) f?.settle(group.claims.get(id) ?? { kind: 'skipped' });
+  for (const [id, f] of taken) f.settle(group.claims.get(id) ?? { kind: 'skipped' });
   return group.outcomes.map((outcome, i) => ({ ...outcome, followed: group.followed.has(requests[i]!.subscriptionId) }));
 }
 
