@@ -5,15 +5,20 @@
  * counters per event: how many claims, how many deliveries per claim, how long each transaction
  * takes and waits for a pooled connection. Evidence for docs/benchmarks.md.
  *
- *   npx tsx bench/diagnose.ts [mysql|sqlite] [in-process|http] SUBS CONNS CAPACITY
+ *   npx tsx bench/diagnose.ts [mysql|sqlite] [in-process|http] SUBS CONNS CAPACITY [PROFILE.cpuprofile]
+ *
+ * With a profile path, this process (the server) is profiled during the measured run only, not
+ * while it starts or warms up; read it with `npx tsx bench/profile-summary.ts PROFILE.cpuprofile`.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { findPid } from './lib/machine.ts';
 import { freshDatabase, type StoreKind } from './lib/orbit.ts';
 import { median, percentile } from './lib/util.ts';
 import { WorkerClient } from './lib/worker-client.ts';
 import { E2eBench, type AppendMode } from './sections/e2e.ts';
 
-const [kind = 'mysql', mode = 'in-process', subs = '1', conns = '4', cap = '32'] = process.argv.slice(2);
+const [kind = 'mysql', mode = 'in-process', subs = '1', conns = '4', cap = '32', profilePath] = process.argv.slice(2);
 const consumer = await WorkerClient.start('consumer');
 const publisher = await WorkerClient.start('publisher');
 const db = await freshDatabase(kind as StoreKind);
@@ -38,6 +43,7 @@ const key = (sql: string) =>
     .slice(0, 90);
 const timed = (tx: any) => ({
   dialect: tx.dialect,
+  phrases: tx.phrases,
   async all(sql: string, params?: unknown[]) {
     const t0 = performance.now();
     try {
@@ -77,9 +83,18 @@ try {
     capacity: Number(cap),
   };
   await bench.runOnce(c, { warmupMs: 500, measureMs: 1000, runs: 1 });
+  const profiler = profilePath ? new Session() : null;
+  profiler?.connect();
+  await profiler?.post('Profiler.enable');
+  await profiler?.post('Profiler.start');
   recording = true;
   const sample = await bench.runOnce(c, { warmupMs: 750, measureMs: 3000, runs: 1 });
   recording = false;
+  if (profiler && profilePath) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(profilePath, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   const seconds = 3.75 + 0; // claims/txs are recorded over warm-up + window
   const nonEmpty = claims.filter((x) => x.items > 0);
   console.log(JSON.stringify(c));
