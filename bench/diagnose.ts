@@ -41,7 +41,10 @@ const key = (sql: string) =>
     .replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)')
     .replace(/SELECT .* FROM/, (m) => (m.length > 40 ? 'SELECT … FROM' : m))
     .slice(0, 90);
-const timed = (tx: any) => ({
+const record = (k: string, ms: number) => {
+  if (recording) (statements.get(k) ?? statements.set(k, []).get(k)!).push(ms);
+};
+const timed = (tx: any, prefix = '') => ({
   dialect: tx.dialect,
   phrases: tx.phrases,
   async all(sql: string, params?: unknown[]) {
@@ -49,7 +52,7 @@ const timed = (tx: any) => ({
     try {
       return await tx.all(sql, params);
     } finally {
-      if (recording) (statements.get(key(sql)) ?? statements.set(key(sql), []).get(key(sql))!).push(performance.now() - t0);
+      record(prefix + key(sql), performance.now() - t0);
     }
   },
   async run(sql: string, params?: unknown[]) {
@@ -57,10 +60,17 @@ const timed = (tx: any) => ({
     try {
       return await tx.run(sql, params);
     } finally {
-      if (recording) (statements.get(key(sql)) ?? statements.set(key(sql), []).get(key(sql))!).push(performance.now() - t0);
+      record(prefix + key(sql), performance.now() - t0);
     }
   },
 });
+// Statements outside transactions (reads through the pool) are counted too, marked "(direct)".
+const direct = timed(
+  { dialect: store.db.dialect, phrases: store.db.phrases, all: store.db.all.bind(store.db), run: store.db.run.bind(store.db) },
+  '(direct) ',
+);
+store.db.all = direct.all;
+store.db.run = direct.run;
 const transaction = store.db.transaction.bind(store.db);
 store.db.transaction = async (fn: any, options: any) => {
   const t0 = performance.now();
