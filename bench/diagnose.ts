@@ -97,6 +97,8 @@ try {
   profiler?.connect();
   await profiler?.post('Profiler.enable');
   await profiler?.post('Profiler.start');
+  // The embedded store counts its durable commits (one per commit group).
+  const commitsBefore = Number(store.db.inner?.commits ?? store.db.commits ?? Number.NaN);
   recording = true;
   const sample = await bench.runOnce(c, { warmupMs: 750, measureMs: 3000, runs: 1 });
   recording = false;
@@ -112,6 +114,11 @@ try {
     `events/s ${sample.eventsPerS.toFixed(0)}; cpu µs/event ${JSON.stringify(Object.fromEntries(Object.entries(sample.cpuUsPerEvent).map(([k, v]) => [k, Math.round(v)])))}`,
   );
   console.log(`db counters per event ${JSON.stringify(sample.countersPerEvent ?? {})}`);
+  const commitsAfter = Number(store.db.inner?.commits ?? store.db.commits ?? Number.NaN);
+  if (!Number.isNaN(commitsAfter))
+    console.log(
+      `sqlite commits/s ${((commitsAfter - commitsBefore) / 3.75).toFixed(0)} (transactions/s ${(txs.length / 3.75).toFixed(0)})`,
+    );
   console.log(
     `claims/s ${(claims.length / seconds).toFixed(0)} (empty ${claims.filter((x) => x.items === 0).length}), items per non-empty claim median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}`,
   );
