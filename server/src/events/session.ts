@@ -71,6 +71,8 @@ export class Session implements Claimant, ClaimMember {
   /** Held deliveries whose ACK is waiting in the ACK batcher or committing. */
   private readonly acking: AcksInFlight;
   private writing = 0;
+  /** Whether the socket is corked until the end of this turn (see `cork`). */
+  private corked = false;
   private closing = false;
   private released = false;
   private readonly reads: ReadQueue<Task>;
@@ -79,6 +81,8 @@ export class Session implements Claimant, ClaimMember {
 
   constructor(
     private readonly ws: import('ws').WebSocket,
+    /** The upgraded connection under `ws`: corked while a turn's frames are written (see `cork`). */
+    private readonly socket: import('node:stream').Writable,
     private readonly principal: Principal,
     private readonly deps: SessionDeps,
   ) {
@@ -313,6 +317,7 @@ export class Session implements Claimant, ClaimMember {
 
   private send(text: string): void {
     if (this.closing) return;
+    this.cork();
     this.writing++;
     const timer = setTimeout(() => {
       this.deps.log('warn', 'write timed out; closing', { session_id: this.sessionId });
@@ -325,6 +330,21 @@ export class Session implements Claimant, ClaimMember {
       if (error) return this.onClosed();
       this.reads.pump();
       if (this.sessionId !== null && this.room() > 0) this.deps.pool.wake();
+    });
+  }
+
+  /**
+   * Frames sent in one turn of the event loop (the deliveries of one claim, the answers of one ACK
+   * group) leave in one write: the socket is corked at the first and uncorked once the turn's
+   * callbacks and promise reactions have run.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      this.socket.uncork();
     });
   }
 
