@@ -170,9 +170,10 @@ export class AcksInFlight {
     this.arm();
   }
 
-  delete(deliveryId: string): void {
-    this.since.delete(deliveryId);
+  delete(deliveryId: string): boolean {
+    const had = this.since.delete(deliveryId);
     this.arm();
+    return had;
   }
 
   /** Whether the pool should leave this session's next claim to a follow-up for now. */

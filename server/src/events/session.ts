@@ -264,7 +264,8 @@ export class Session implements Claimant, ClaimMember {
         () => followUpClaim(this.deps, this),
       );
     } finally {
-      if (releasing) this.acking.delete(deliveryId);
+      // No longer held off for this ACK (see `wants`): a result that came meanwhile may be claimed now.
+      if (releasing && this.acking.delete(deliveryId)) this.deps.pool.wake();
     }
     this.deps.hooks?.acked(outcome.kind, this.held.get(frame.body.delivery_id));
     if (outcome.kind === 'lease_lost') {
@@ -281,12 +282,10 @@ export class Session implements Claimant, ClaimMember {
     // An ACK frees capacity here; when the backlog was full it also frees room for results
     // waiting to be materialized, which only a new claim can pick up.
     const freed = this.held.delete(frame.body.delivery_id);
-    // A claim that followed the ACK in its transaction has used what it freed; its turn ends when
-    // it hands over its deliveries. Otherwise the pool's next claim fills the room.
-    if (!outcome.followed) {
-      if (outcome.kind === 'acknowledged' && this.backlogFull) this.deps.pool.markDirty(this.subscriptionId);
-      else if (freed) this.deps.pool.wake();
-    }
+    // A claim that followed the ACK in its transaction has used what it freed; otherwise the
+    // pool's next claim fills the room.
+    if (!outcome.followed && outcome.kind === 'acknowledged' && this.backlogFull) this.deps.pool.markDirty(this.subscriptionId);
+    else if (freed) this.deps.pool.wake();
     this.send(
       ackReplyFrame({
         replyTo: frame.message_id,
