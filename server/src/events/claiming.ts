@@ -144,63 +144,8 @@ export async function followUpClaim<M extends ClaimMember & Claimant>(
   };
 }
 
-/** How long a session whose ACK is in flight leaves its next claim to the claim that follows the ACK's group. */
-export const FOLLOW_UP_WAIT_MS = 50;
-
 /**
- * A session's ACKs in flight for deliveries it holds, oldest first. For FOLLOW_UP_WAIT_MS after
- * one went to the ACK batcher the pool leaves the session's next claim to the claim that follows
- * the ACK's group (a claim of its own would take the application's one turn, spec/rules.md#s5-19,
- * and the group's claim could not run); if that group is held up, say by a row lock, `wake` lets
- * the pool claim for the session once the wait is over.
+ * How long a claim turn taken for an ACK group waits for the group's ACKs before the pool has it
+ * back: a group held up by a row lock must not hold its sessions' claims with it.
  */
-export class AcksInFlight {
-  private readonly since = new Map<string, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = false;
-
-  constructor(private readonly wake: () => void) {}
-
-  get size(): number {
-    return this.since.size;
-  }
-
-  add(deliveryId: string): void {
-    this.since.set(deliveryId, Date.now());
-    this.arm();
-  }
-
-  delete(deliveryId: string): boolean {
-    const had = this.since.delete(deliveryId);
-    this.arm();
-    return had;
-  }
-
-  /** Whether the pool should leave this session's next claim to a follow-up for now. */
-  holding(): boolean {
-    return this.left() > 0;
-  }
-
-  stop(): void {
-    this.stopped = true;
-    clearTimeout(this.timer);
-  }
-
-  private left(): number {
-    for (const at of this.since.values()) return Math.max(0, at + FOLLOW_UP_WAIT_MS - Date.now());
-    return 0;
-  }
-
-  /** A timer for when the oldest ACK's wait ends, unless it has ended already (the pool was woken then). */
-  private arm(): void {
-    if (this.timer !== undefined || this.stopped) return;
-    const left = this.left();
-    if (left === 0) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.since.size > 0 && this.left() === 0) this.wake();
-      else this.arm();
-    }, left + 1);
-    this.timer.unref();
-  }
-}
+export const FOLLOW_UP_WAIT_MS = 50;

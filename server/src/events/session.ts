@@ -21,7 +21,7 @@ import { type ClientFrame, readClientFrame } from './envelope.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
 import { ReadQueue } from './read-queue.ts';
 import type { Claimant, ClaimPool } from './scheduler.ts';
-import { AcksInFlight, claimFailed, followUpClaim, planClaim, settleClaim, type ClaimMember } from './claiming.ts';
+import { claimFailed, followUpClaim, planClaim, settleClaim, type ClaimMember } from './claiming.ts';
 
 const READ_QUEUE = 4;
 const WRITE_QUEUE = 8;
@@ -69,7 +69,7 @@ export class Session implements Claimant, ClaimMember {
    */
   private readonly held = new Map<string, number>();
   /** Held deliveries whose ACK is waiting in the ACK batcher or committing. */
-  private readonly acking: AcksInFlight;
+  private readonly acking = new Set<string>();
   private writing = 0;
   /** Whether the socket is corked until the end of this turn (see `cork`). */
   private corked = false;
@@ -88,7 +88,6 @@ export class Session implements Claimant, ClaimMember {
   ) {
     this.applicationId = principal.applicationId;
     this.tokenDigest = principal.tokenDigest;
-    this.acking = new AcksInFlight(() => this.deps.pool.wake());
     this.reads = new ReadQueue<Task>(
       READ_QUEUE,
       (task) => this.run(task),
@@ -110,11 +109,6 @@ export class Session implements Claimant, ClaimMember {
 
   wants(): boolean {
     if (this.sessionId === null || this.closing || !this.enabled) return false;
-    // For a while after an ACK of a delivery it holds went to the ACK batcher, the claim that
-    // follows that ACK's group serves this session (store/acks.ts): a claim of its own now would
-    // take the application's turn from it. If none follows, the ACK's answer wakes the pool; if the
-    // group is held up (a row lock), the pool claims for the session after FOLLOW_UP_WAIT_MS.
-    if (this.acking.holding()) return false;
     return this.room() > 0;
   }
 
@@ -264,8 +258,7 @@ export class Session implements Claimant, ClaimMember {
         () => followUpClaim(this.deps, this),
       );
     } finally {
-      // No longer held off for this ACK (see `wants`): a result that came meanwhile may be claimed now.
-      if (releasing && this.acking.delete(deliveryId)) this.deps.pool.wake();
+      if (releasing) this.acking.delete(deliveryId);
     }
     this.deps.hooks?.acked(outcome.kind, this.held.get(frame.body.delivery_id));
     if (outcome.kind === 'lease_lost') {
@@ -379,7 +372,6 @@ export class Session implements Claimant, ClaimMember {
   private stopWork(): void {
     clearTimeout(this.helloTimer);
     clearTimeout(this.idleTimer);
-    this.acking.stop();
     this.reads.stop();
     this.deps.pool.remove(this);
     this.release();
