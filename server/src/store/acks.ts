@@ -27,12 +27,6 @@ export type AckOutcome =
   | { readonly kind: 'acknowledged' | 'duplicate'; readonly eventId: string; readonly acknowledgedAt: number }
   | { readonly kind: 'lease_lost' };
 
-/**
- * Acknowledges a group of proofs in one transaction (spec/rules.md#s6-13 to #s6-17): each proof
- * gets its own verdict, one commit serves them all. Only delivery rows change: `pending_count` is
- * derived from non-ACKED rows, so it drops exactly once, when a delivery becomes ACKED. Rows are
- * locked in id order, so two groups never wait on each other in a cycle.
- */
 /** A claim the engine runs right after an ACK group, in the group's transaction. */
 export interface FollowUpClaim {
   readonly request: ClaimRequest;
@@ -106,9 +100,13 @@ export interface AckGroup {
 }
 
 /**
- * Acknowledges a group of proofs in one transaction, then, for each subscription on which an ACK
- * of the group acknowledged a delivery (only that frees capacity), runs the claim `followUp`
- * gives, in the same transaction; that claim never waits for another claim (`claimIn` with `skip`).
+ * Acknowledges a group of proofs in one transaction (spec/rules.md#s6-13 to #s6-17): each proof
+ * gets its own verdict, one commit serves them all. Only delivery rows change: `pending_count` is
+ * derived from non-ACKED rows, so it drops exactly once, when a delivery becomes ACKED. Rows are
+ * locked in id order, so two groups never wait on each other in a cycle. Then, for each
+ * subscription on which an ACK of the group acknowledged a delivery (only that frees capacity), it
+ * runs the claim `followUp` gives, in the same transaction; that claim never waits for another
+ * claim's lock (`claimIn` with `skip`), so the ACKs never wait for claims either.
  */
 export async function acknowledgeAll(
   db: Database,
