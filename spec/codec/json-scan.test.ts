@@ -60,6 +60,10 @@ describe('scanMembers', () => {
     expect(spansOf('[{"a":{"b":1}},{"a":[{"b":2}]},{"a":{"b":3}}]', [['*', 'a', 'b']])).toStrictEqual(['0.a.b=1', '2.a.b=3']);
   });
   it('goes through nested arrays with consecutive * segments', () => {
-    expect(spansOf('{"m":[[{"x":1}],[],[{"x":2},{"x":3}]]}', [['m', '*', '*', 'x']])).toStrictEqual(['m.0.0.x=1', 'm.2.0.x=2', 'm.2.1.x=3']);
+    expect(spansOf('{"m":[[{"x":1}],[],[{"x":2},{"x":3}]]}', [['m', '*', '*', 'x']])).toStrictEqual([
+      'm.0.0.x=1',
+      'm.2.0.x=2',
+      'm.2.1.x=3',
+    ]);
   });
 });
