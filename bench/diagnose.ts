@@ -5,15 +5,20 @@
  * counters per event: how many claims, how many deliveries per claim, how long each transaction
  * takes and waits for a pooled connection. Evidence for docs/benchmarks.md.
  *
- *   npx tsx bench/diagnose.ts [mysql|sqlite] [in-process|http] SUBS CONNS CAPACITY
+ *   npx tsx bench/diagnose.ts [mysql|sqlite] [in-process|http] SUBS CONNS CAPACITY [PROFILE.cpuprofile]
+ *
+ * With a profile path, this process (the server) is profiled during the measured run only, not
+ * while it starts or warms up; read it with `npx tsx bench/profile-summary.ts PROFILE.cpuprofile`.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { findPid } from './lib/machine.ts';
 import { freshDatabase, type StoreKind } from './lib/orbit.ts';
 import { median, percentile } from './lib/util.ts';
 import { WorkerClient } from './lib/worker-client.ts';
 import { E2eBench, type AppendMode } from './sections/e2e.ts';
 
-const [kind = 'mysql', mode = 'in-process', subs = '1', conns = '4', cap = '32'] = process.argv.slice(2);
+const [kind = 'mysql', mode = 'in-process', subs = '1', conns = '4', cap = '32', profilePath] = process.argv.slice(2);
 const consumer = await WorkerClient.start('consumer');
 const publisher = await WorkerClient.start('publisher');
 const db = await freshDatabase(kind as StoreKind);
@@ -36,14 +41,18 @@ const key = (sql: string) =>
     .replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)')
     .replace(/SELECT .* FROM/, (m) => (m.length > 40 ? 'SELECT … FROM' : m))
     .slice(0, 90);
-const timed = (tx: any) => ({
+const record = (k: string, ms: number) => {
+  if (recording) (statements.get(k) ?? statements.set(k, []).get(k)!).push(ms);
+};
+const timed = (tx: any, prefix = '') => ({
   dialect: tx.dialect,
+  phrases: tx.phrases,
   async all(sql: string, params?: unknown[]) {
     const t0 = performance.now();
     try {
       return await tx.all(sql, params);
     } finally {
-      if (recording) (statements.get(key(sql)) ?? statements.set(key(sql), []).get(key(sql))!).push(performance.now() - t0);
+      record(prefix + key(sql), performance.now() - t0);
     }
   },
   async run(sql: string, params?: unknown[]) {
@@ -51,10 +60,17 @@ const timed = (tx: any) => ({
     try {
       return await tx.run(sql, params);
     } finally {
-      if (recording) (statements.get(key(sql)) ?? statements.set(key(sql), []).get(key(sql))!).push(performance.now() - t0);
+      record(prefix + key(sql), performance.now() - t0);
     }
   },
 });
+// Statements outside transactions (reads through the pool) are counted too, marked "(direct)".
+const direct = timed(
+  { dialect: store.db.dialect, phrases: store.db.phrases, all: store.db.all.bind(store.db), run: store.db.run.bind(store.db) },
+  '(direct) ',
+);
+store.db.all = direct.all;
+store.db.run = direct.run;
 const transaction = store.db.transaction.bind(store.db);
 store.db.transaction = async (fn: any, options: any) => {
   const t0 = performance.now();
@@ -77,9 +93,20 @@ try {
     capacity: Number(cap),
   };
   await bench.runOnce(c, { warmupMs: 500, measureMs: 1000, runs: 1 });
+  const profiler = profilePath ? new Session() : null;
+  profiler?.connect();
+  await profiler?.post('Profiler.enable');
+  await profiler?.post('Profiler.start');
+  // The embedded store counts its durable commits (one per commit group).
+  const commitsBefore = Number(store.db.inner?.commits ?? store.db.commits ?? Number.NaN);
   recording = true;
   const sample = await bench.runOnce(c, { warmupMs: 750, measureMs: 3000, runs: 1 });
   recording = false;
+  if (profiler && profilePath) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(profilePath, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   const seconds = 3.75 + 0; // claims/txs are recorded over warm-up + window
   const nonEmpty = claims.filter((x) => x.items > 0);
   console.log(JSON.stringify(c));
@@ -87,6 +114,11 @@ try {
     `events/s ${sample.eventsPerS.toFixed(0)}; cpu µs/event ${JSON.stringify(Object.fromEntries(Object.entries(sample.cpuUsPerEvent).map(([k, v]) => [k, Math.round(v)])))}`,
   );
   console.log(`db counters per event ${JSON.stringify(sample.countersPerEvent ?? {})}`);
+  const commitsAfter = Number(store.db.inner?.commits ?? store.db.commits ?? Number.NaN);
+  if (!Number.isNaN(commitsAfter))
+    console.log(
+      `sqlite commits/s ${((commitsAfter - commitsBefore) / 3.75).toFixed(0)} (transactions/s ${(txs.length / 3.75).toFixed(0)})`,
+    );
   console.log(
     `claims/s ${(claims.length / seconds).toFixed(0)} (empty ${claims.filter((x) => x.items === 0).length}), items per non-empty claim median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}`,
   );

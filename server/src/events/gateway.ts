@@ -306,7 +306,7 @@ export class EventGateway {
     this.wss.once('headers', addHeaders);
     this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       this.pending.delete(socket);
-      const session = new Session(ws, principal, this.deps);
+      const session = new Session(ws, socket, principal, this.deps);
       this.sessions.add(session);
       this.log('debug', 'event connection opened', { request_id: requestId, credential_id: principal.credentialId });
       ws.once('close', (code: number) => {

@@ -68,6 +68,8 @@ export class Session implements Claimant {
    */
   private readonly held = new Map<string, number>();
   private writing = 0;
+  /** Whether the socket is corked until the end of this turn (see `cork`). */
+  private corked = false;
   private closing = false;
   private released = false;
   private readonly reads: ReadQueue<Task>;
@@ -76,6 +78,8 @@ export class Session implements Claimant {
 
   constructor(
     private readonly ws: import('ws').WebSocket,
+    /** The upgraded connection under `ws`: corked while a turn's frames are written (see `cork`). */
+    private readonly socket: import('node:stream').Writable,
     private readonly principal: Principal,
     private readonly deps: SessionDeps,
   ) {
@@ -310,6 +314,7 @@ export class Session implements Claimant {
 
   private send(text: string): void {
     if (this.closing) return;
+    this.cork();
     this.writing++;
     const timer = setTimeout(() => {
       this.deps.log('warn', 'write timed out; closing', { session_id: this.sessionId });
@@ -322,6 +327,21 @@ export class Session implements Claimant {
       if (error) return this.onClosed();
       this.reads.pump();
       if (this.sessionId !== null && this.room() > 0) this.deps.pool.wake();
+    });
+  }
+
+  /**
+   * Frames sent in one turn of the event loop (the deliveries of one claim, the answers of one ACK
+   * group) leave in one write: the socket is corked at the first and uncorked once the turn's
+   * callbacks and promise reactions have run.
+   */
+  private cork(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      this.socket.uncork();
     });
   }
 

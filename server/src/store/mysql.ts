@@ -40,6 +40,16 @@ interface CallbackQueryable {
   query(sql: string, values: unknown[], callback: (error: Error | null, result: unknown) => void): unknown;
 }
 
+/** A pooled connection of the callback interface. */
+interface CallbackConnection extends CallbackQueryable {
+  release(): void;
+}
+
+/** The callback pool under the promise pool. */
+interface CallbackPool {
+  getConnection(callback: (error: Error | null, connection: CallbackConnection) => void): void;
+}
+
 /**
  * Statements go through the callback interface: the promise wrapper captures a stack trace (a
  * `new Error()`) on every query, which cost 6–8% of the server's CPU in the benchmark profiles.
@@ -68,9 +78,12 @@ class Connection implements Sql {
   }
 }
 
-/** The callback object under a promise pool or pool connection. */
-const core = (wrapper: mysql.Pool | mysql.PoolConnection): CallbackQueryable =>
-  ('pool' in wrapper ? wrapper.pool : wrapper.connection) as unknown as CallbackQueryable;
+/** The callback pool under the promise pool. */
+const core = (wrapper: mysql.Pool): CallbackPool & CallbackQueryable => wrapper.pool as unknown as CallbackPool & CallbackQueryable;
+
+function connectionOf(pool: CallbackPool): Promise<CallbackConnection> {
+  return new Promise((resolve, reject) => pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))));
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -119,14 +132,14 @@ export class MysqlDatabase implements Database {
     const retries = options.retries ?? 8;
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
-      const conn = await this.pool.getConnection();
+      const conn = await connectionOf(core(this.pool));
       try {
-        await conn.query('START TRANSACTION');
-        const result = await fn(new Connection(core(conn), this.galera));
-        await conn.query('COMMIT');
+        await query(conn, 'START TRANSACTION', []);
+        const result = await fn(new Connection(conn, this.galera));
+        await query(conn, 'COMMIT', []);
         return result;
       } catch (error) {
-        await conn.query('ROLLBACK').catch(() => undefined);
+        await query(conn, 'ROLLBACK', []).catch(() => undefined);
         const pause = this.retryPause((error as { errno?: number }).errno, attempt, retries, started);
         if (pause === null) throw error;
         await sleep(pause);

@@ -1,8 +1,14 @@
 /**
  * @module
- * The embedded store: better-sqlite3 in WAL mode. SQLite has one writer, so transactions are
- * serialized by an async lock on the writer connection; plain reads go to a second connection and
- * see the last committed state, never a transaction in progress.
+ * The embedded store: better-sqlite3 in WAL mode. SQLite has one writer, so transactions take
+ * turns on the writer connection; plain reads go to a second connection and see the last committed
+ * state, never a transaction in progress.
+ *
+ * Group commit: transactions that wait while one runs go in the same SQLite transaction after it,
+ * each in its own SAVEPOINT, and one durable COMMIT ends the group. Each caller still gets its
+ * answer only after that COMMIT, and a transaction that fails rolls back to its savepoint alone.
+ * With `synchronous = FULL` every COMMIT is an fsync on the event loop's thread, so a commit per
+ * transaction made the fsync, not the work, the limit of this store (docs/benchmarks.md).
  */
 import BetterSqlite3 from 'better-sqlite3';
 import { PHRASES, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
@@ -60,19 +66,15 @@ function bind(value: unknown): unknown {
   return value;
 }
 
-/** A FIFO lock: SQLite allows one write transaction at a time. */
-class Lock {
-  private tail: Promise<void> = Promise.resolve();
-
-  async acquire(): Promise<() => void> {
-    let release!: () => void;
-    const next = new Promise<void>((resolve) => (release = resolve));
-    const previous = this.tail;
-    this.tail = previous.then(() => next);
-    await previous;
-    return release;
-  }
+/** A transaction waiting for its turn in a commit group. */
+interface Pending {
+  readonly fn: (tx: Sql) => Promise<unknown>;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
 }
+
+/** Transactions per commit group: bounds how long the first one waits for its commit. */
+const MAX_GROUP = 32;
 
 export class SqliteDatabase implements Database {
   readonly dialect = 'sqlite' as const;
@@ -82,7 +84,13 @@ export class SqliteDatabase implements Database {
   private readonly reader: Connection;
   private readonly writes: Statements;
   private readonly reads: Statements;
-  private readonly lock = new Lock();
+  private readonly queue: Pending[] = [];
+  private running = false;
+  /** Settles when the transactions asked for so far have been answered. */
+  private draining: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | null = null;
+  /** Durable commits so far (one per group); a test reads it. */
+  commits = 0;
 
   constructor(path: string) {
     this.description = `sqlite:${path}`;
@@ -101,35 +109,104 @@ export class SqliteDatabase implements Database {
     return this.transaction((tx) => tx.run(sql, params));
   }
 
-  /** Runs DDL outside any transaction lock (migrations take the lock themselves). */
+  /** Runs DDL outside any transaction (migrations take their turn through `transaction` themselves). */
   exec(sql: string): void {
     this.writes.exec(sql);
   }
 
-  async transaction<T>(fn: (tx: Sql) => Promise<T>, _options?: TransactionOptions): Promise<T> {
-    const release = await this.lock.acquire();
+  transaction<T>(fn: (tx: Sql) => Promise<T>, _options?: TransactionOptions): Promise<T> {
+    if (this.closing) return Promise.reject(new Error('the database is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.running) this.draining = this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
     try {
-      this.writes.exec('BEGIN IMMEDIATE');
-      try {
-        const result = await fn(this.writes);
-        this.writes.exec('COMMIT');
-        return result;
-      } catch (error) {
-        if (this.writer.inTransaction) this.writes.exec('ROLLBACK');
-        throw error;
+      // A group starts after the event loop's I/O phase, not at once: the requests whose bytes
+      // arrived while the last COMMIT blocked the thread queue their transactions first and join.
+      while (this.queue.length > 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        await this.commitGroup();
       }
     } finally {
-      release();
+      this.running = false;
     }
   }
 
-  async close(): Promise<void> {
-    const release = await this.lock.acquire();
+  /**
+   * One SQLite transaction for the transactions that are waiting, and those that arrive while it
+   * runs, up to MAX_GROUP. Answers go out after the COMMIT; if the COMMIT (or SQLite itself, which
+   * rolls back the whole transaction on some errors such as a full disk) fails, every transaction of
+   * the group that had succeeded fails with that error, since none of its writes remain.
+   */
+  private async commitGroup(): Promise<void> {
+    const done: Array<{ pending: Pending; value: unknown }> = [];
+    const fail = (error: unknown): void => {
+      for (const { pending } of done) pending.reject(error);
+      done.length = 0;
+    };
     try {
+      this.writes.exec('BEGIN IMMEDIATE');
+    } catch (error) {
+      // Another process holds the write lock beyond busy_timeout: this transaction fails alone.
+      this.queue.shift()!.reject(error);
+      return;
+    }
+    let count = 0;
+    while (this.queue.length > 0 && count < MAX_GROUP) {
+      const pending = this.queue.shift()!;
+      count++;
+      let value: unknown;
+      try {
+        this.writes.exec('SAVEPOINT tx');
+        value = await pending.fn(this.writes);
+        this.writes.exec('RELEASE tx');
+      } catch (error) {
+        pending.reject(error);
+        if (!this.undo()) {
+          fail(error);
+          return;
+        }
+        continue;
+      }
+      done.push({ pending, value });
+    }
+    try {
+      this.writes.exec('COMMIT');
+      this.commits++;
+    } catch (error) {
+      if (this.writer.inTransaction) this.writes.exec('ROLLBACK');
+      fail(error);
+      return;
+    }
+    for (const { pending, value } of done) pending.resolve(value);
+  }
+
+  /**
+   * Rolls back the failed transaction's savepoint; false when SQLite has already rolled back the
+   * whole group's transaction (it does on some errors), or cannot roll back.
+   */
+  private undo(): boolean {
+    if (!this.writer.inTransaction) return false;
+    try {
+      this.writes.exec('ROLLBACK TO tx');
+      this.writes.exec('RELEASE tx');
+      return true;
+    } catch {
+      if (this.writer.inTransaction) this.writes.exec('ROLLBACK');
+      return false;
+    }
+  }
+
+  /** Lets the transactions already asked for finish, then closes both connections. */
+  close(): Promise<void> {
+    this.closing ??= this.draining.then(() => {
       if (this.reader !== this.writer) this.reader.close();
       this.writer.close();
-    } finally {
-      release();
-    }
+    });
+    return this.closing;
   }
 }

@@ -178,7 +178,7 @@ export class Store {
 
   /** The HTTP seam: one idempotent append, scoped to the credential and queue, committed in a group. */
   async publishResult(principal: Principal, input: ResultInput, write: WriteKey<ResultRecord>): Promise<Written<ResultRecord>> {
-    await subscriptions.requireQueue(this.db, principal, input.queueId);
+    subscriptions.requireQueue(principal, input.queueId);
     const outcome = await this.publishes.submit({
       scope: scopeOf(principal.credentialId, `publish:${input.queueId}`, write),
       input,

@@ -28,10 +28,13 @@ export async function ownedSubscription(db: Sql, principal: Principal, id: strin
   return toSubscription(row);
 }
 
-export async function requireQueue(db: Sql, principal: Principal, queueId: string): Promise<void> {
+/**
+ * A queue the principal names must be in its scope. No read is needed to know the queue exists in
+ * the principal's namespace: `credential_queues` is filled only when the credential is created, with
+ * queues of its own namespace, and queues are never removed (spec/README.md, Errors).
+ */
+export function requireQueue(principal: Principal, queueId: string): void {
   if (!principal.queueIds.has(queueId)) throw new OrbitError('NOT_FOUND', 'queue not found');
-  const [row] = await db.all('SELECT id FROM queues WHERE id = ? AND namespace_id = ?', [queueId, principal.namespaceId]);
-  if (!row) throw new OrbitError('NOT_FOUND', 'queue not found');
 }
 
 export async function createSubscription(
@@ -41,7 +44,7 @@ export async function createSubscription(
   write: WriteKey<SubscriptionRecord>,
   now: number,
 ): Promise<Written<SubscriptionRecord>> {
-  await requireQueue(db, principal, input.queue_id);
+  requireQueue(principal, input.queue_id);
   return idempotent(db, scopeOf(principal.credentialId, 'subscriptions.create', write), write.render, async (tx) => {
     // The namespace row serializes creations, so the limit and the name check cannot race.
     await tx.all(`SELECT id FROM namespaces WHERE id = ?${tx.phrases.forUpdate}`, [principal.namespaceId]);
@@ -105,7 +108,7 @@ export async function listSubscriptions(
   principal: Principal,
   args: { queueId: string; limit: number; cursor?: string },
 ): Promise<Page<SubscriptionRecord>> {
-  await requireQueue(db, principal, args.queueId);
+  requireQueue(principal, args.queueId);
   return newestFirst(db, cursors, {
     scope: `subscriptions|${principal.namespaceId}|${principal.credentialId}|${args.queueId}`,
     select: `SELECT ${SUBSCRIPTION_SELECT} FROM subscriptions`,
