@@ -200,7 +200,7 @@ export class Store {
     items: readonly { readonly input: ResultInput; readonly write: WriteKey<ResultRecord> }[],
   ): Promise<PublishOutcome[]> {
     if (items.some((item) => item.input.queueId !== queueId)) throw new Error('every item of a batch publishes to its queue');
-    await subscriptions.requireQueue(this.db, principal, queueId);
+    subscriptions.requireQueue(principal, queueId);
     if (items.length === 0) return [];
     const outcomes = await publishAll(
       this.db,
