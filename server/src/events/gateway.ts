@@ -86,8 +86,9 @@ export class EventGateway {
   private readonly node = { id: newId(), description: `${hostname()} pid ${process.pid}` };
   private readonly registered: Promise<string>;
   private lastHead = -1n;
-  /** A head query is running (see `pollHead`). */
-  private polling = false;
+  /** When this node last learned the committed head: from a head query or from its own append. */
+  private headSeenAt = Number.NEGATIVE_INFINITY;
+  private headTimer: NodeJS.Timeout | undefined;
   private timers: NodeJS.Timeout[] = [];
   private accepting = true;
 
@@ -119,10 +120,11 @@ export class EventGateway {
     // head poll wakes them only for results that other nodes appended.
     store.onAppend((head) => {
       if (head > this.lastHead) this.lastHead = head;
+      this.headSeenAt = performance.now();
       this.pool.markAllDirty();
     });
     // Results appended by other nodes: watch the committed head, only while a session waits.
-    this.timers.push(setInterval(() => void this.pollHead(), settings.pollIntervalMs));
+    this.scheduleHeadPoll(settings.pollIntervalMs);
     // Lease expiries, manual retries and resumes happen without a local signal: sweep regularly.
     const sweepMs = Math.max(settings.pollIntervalMs, Math.min(1000, Math.floor(settings.leaseDurationMs / 2)));
     this.timers.push(
@@ -225,24 +227,36 @@ export class EventGateway {
   }
 
   /**
-   * One look at the committed head, when some local session could take a delivery now: a node whose
-   * sessions are all full or absent sends no statement (its own appends wake it through `onAppend`,
-   * and a session that gets room claims at once). One look at a time, however short the interval.
+   * One look at the committed head when some local session could take a delivery now and the node
+   * has not learned the head for a poll interval. A node whose sessions are all full or absent sends
+   * no statement, and neither does one that appends itself more often than the interval: each of its
+   * appends shows the committed head, which covers every result committed before it, so a result
+   * another node commits is seen within one interval either way (spec/README.md, The event engine).
+   * One look at a time: the next is scheduled when this one is done.
    */
   private async pollHead(): Promise<void> {
-    if (this.polling || !this.anySessionWants()) return;
-    this.polling = true;
-    try {
-      const { head } = await this.store.logPosition();
-      if (head > this.lastHead) {
-        this.lastHead = head;
-        this.pool.markAllDirty();
+    const interval = this.deps.settings.pollIntervalMs;
+    const now = performance.now();
+    const fresh = now - this.headSeenAt < interval;
+    if (!fresh && this.anySessionWants()) {
+      try {
+        const { head } = await this.store.logPosition();
+        this.headSeenAt = Math.max(this.headSeenAt, now);
+        if (head > this.lastHead) {
+          this.lastHead = head;
+          this.pool.markAllDirty();
+        }
+      } catch {
+        // The next claim reports the failure to its session.
       }
-    } catch {
-      // The next claim reports the failure to its session.
-    } finally {
-      this.polling = false;
     }
+    this.scheduleHeadPoll(fresh ? this.headSeenAt + interval - now : interval);
+  }
+
+  private scheduleHeadPoll(delayMs: number): void {
+    if (!this.accepting) return;
+    this.headTimer = setTimeout(() => void this.pollHead(), delayMs);
+    this.headTimer.unref();
   }
 
   private anySessionWants(): boolean {
@@ -325,6 +339,7 @@ export class EventGateway {
   /** Stops accepting, lets running claims commit, then closes every session with 1001. */
   async close(): Promise<void> {
     this.accepting = false;
+    clearTimeout(this.headTimer);
     for (const timer of this.timers) clearInterval(timer);
     this.pool.close();
     await this.pool.drain();

@@ -1,8 +1,10 @@
 /**
  * @module
- * The production store: MySQL or MariaDB through a mysql2 pool. Every connection runs at READ
- * COMMITTED; a transaction that loses a deadlock or a lock wait is retried from the start a
- * bounded number of times with a short jittered pause.
+ * The production store: MySQL or MariaDB through two mysql2 pools, one for transactions and a
+ * smaller one for single statements. Every connection runs at READ COMMITTED; a transaction that
+ * loses a deadlock or a lock wait is retried from the start a bounded number of times with a short
+ * jittered pause. Transaction connections run with autocommit off, so a transaction is its
+ * statements and a COMMIT: every round trip counts, since each costs both processes CPU.
  *
  * On a Galera cluster (`galera: true`, which `open.ts` detects from `wsrep_on`) two things change.
  * Every read waits until the node has applied what the cluster committed before it
@@ -85,6 +87,25 @@ function connectionOf(pool: CallbackPool): Promise<CallbackConnection> {
   return new Promise((resolve, reject) => pool.getConnection((error, connection) => (error ? reject(error) : resolve(connection))));
 }
 
+/** A pool whose connections run `settings` before their first use. */
+function pool(url: string, connectionLimit: number, settings: readonly string[]): mysql.Pool {
+  const created = mysql.createPool({
+    uri: url,
+    connectionLimit,
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    dateStrings: true,
+    timezone: 'Z',
+    charset: 'utf8mb4',
+    multipleStatements: false,
+  });
+  created.on('connection', (conn) => {
+    // The callback-style connection object: queue the session settings before first use.
+    for (const statement of settings) (conn as unknown as { query(sql: string): void }).query(statement);
+  });
+  return created;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class MysqlDatabase implements Database {
@@ -92,31 +113,23 @@ export class MysqlDatabase implements Database {
   readonly phrases = PHRASES.mysql;
   readonly description: string;
   readonly galera: boolean;
+  /** Single statements outside a transaction (autocommit). */
   private readonly pool: mysql.Pool;
+  /** Transactions: connections with autocommit off, so a transaction needs no START TRANSACTION. */
+  private readonly txPool: mysql.Pool;
   private readonly direct: Connection;
 
   constructor(options: MysqlOptions) {
     this.description = redactDatabaseUrl(options.url);
     this.galera = options.galera ?? false;
-    this.pool = mysql.createPool({
-      uri: options.url,
-      connectionLimit: options.connectionLimit ?? 16,
-      supportBigNumbers: true,
-      bigNumberStrings: true,
-      dateStrings: true,
-      timezone: 'Z',
-      charset: 'utf8mb4',
-      multipleStatements: false,
-    });
+    const limit = options.connectionLimit ?? 16;
     const settings = [
       'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED',
       "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'",
       ...(this.galera ? ['SET SESSION wsrep_sync_wait = 1'] : []),
     ];
-    this.pool.on('connection', (conn) => {
-      // The callback-style connection object: queue the session settings before first use.
-      for (const statement of settings) (conn as unknown as { query(sql: string): void }).query(statement);
-    });
+    this.txPool = pool(options.url, limit, [...settings, 'SET SESSION autocommit = 0']);
+    this.pool = pool(options.url, Math.max(2, Math.ceil(limit / 4)), settings);
     this.direct = new Connection(core(this.pool), this.galera);
   }
 
@@ -132,9 +145,9 @@ export class MysqlDatabase implements Database {
     const retries = options.retries ?? 8;
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
-      const conn = await connectionOf(core(this.pool));
+      const conn = await connectionOf(core(this.txPool));
       try {
-        await query(conn, 'START TRANSACTION', []);
+        // With autocommit off, the first statement begins the transaction: one round trip less.
         const result = await fn(new Connection(conn, this.galera));
         await query(conn, 'COMMIT', []);
         return result;
@@ -163,6 +176,6 @@ export class MysqlDatabase implements Database {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.txPool.end()]);
   }
 }

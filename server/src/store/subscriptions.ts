@@ -49,20 +49,20 @@ export async function createSubscription(
     // The namespace row serializes creations, so the limit and the name check cannot race.
     await tx.all(`SELECT id FROM namespaces WHERE id = ?${tx.phrases.forUpdate}`, [principal.namespaceId]);
     await certifiedLock(tx, 'namespaces', [principal.namespaceId]);
-    const [count] = await tx.all('SELECT COUNT(*) AS n FROM subscriptions WHERE namespace_id = ? AND retired_at IS NULL', [
-      principal.namespaceId,
-    ]);
-    const [clash] = await tx.all('SELECT id FROM subscriptions WHERE namespace_id = ? AND active_name = ?', [
-      principal.namespaceId,
-      input.name,
-    ]);
+    // The limit and the name in one round trip, each answered from its own index.
+    const [count] = await tx.all(
+      `SELECT COUNT(*) AS n,
+              (SELECT COUNT(*) FROM subscriptions WHERE namespace_id = ? AND active_name = ?) AS taken
+         FROM subscriptions WHERE namespace_id = ? AND retired_at IS NULL`,
+      [principal.namespaceId, input.name, principal.namespaceId],
+    );
     const record = orThrow(
       decideCreate(
         {
           id: newId(),
           owner: principal,
           activeCount: num(count!.n),
-          nameTaken: clash !== undefined,
+          nameTaken: num(count!.taken) > 0,
           ...(await logPosition(tx)),
           now,
         },
