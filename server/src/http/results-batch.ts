@@ -5,14 +5,13 @@
  * outcome. Every item is read by `publishInput`, the single publish's own reading, and every item is
  * checked before the store is called, so a bad item writes nothing.
  */
-import { createHash } from 'node:crypto';
 import { validatePublishResultsRequest } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
 import type { Hono } from 'hono';
 import { dataResponse } from '../wire/envelope.ts';
 import { writtenAnswer } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
-import { canonicalJson, parseQuery, parseTarget, readJsonBody } from './request.ts';
+import { contentDigest, parseQuery, parseTarget, readJsonBody } from './request.ts';
 import { publishInput, publishKey } from './results.ts';
 
 /** The errors that belong to one item; anything else fails the whole request (and retrying it is safe). */
@@ -36,7 +35,7 @@ export function resultBatchRoutes(app: Hono<AppEnv>, { store, authorize }: Route
       if (first !== undefined) throw new OrbitError('INVALID_ARGUMENT', `/items/${i}/idempotency_key repeats the key of /items/${first}`);
       seen.set(key, i);
       // The content identity of a single publish of the same request (spec/README.md, Idempotency).
-      const digest = createHash('sha256').update(canonicalJson(request)).digest('hex');
+      const digest = contentDigest(request);
       return { input: publishInput(queueId, request, `/items/${i}`), write: publishKey(key, digest) };
     });
     const outcomes = await store.publishResults(who, queueId, items);
