@@ -9,7 +9,7 @@
  *   (AckSync), windowed or one at a time;
  * - `http-publish`: `POST /v1/queues/{id}/results` at a fixed concurrency, to one node or to
  *   several in turn, held back while too many published results are not yet acknowledged (the
- *   parent relays the ACK count);
+ *   parent relays the ACK count); with `batch: N`, `POST …/results:batch` of N results each;
  * - `http-load`: a closed-loop load generator for the management API.
  *
  * Messages: `{id, op, ...}` in, `{id, ...}` or `{id, error}` out; `{type: 'progress', count}` is
@@ -18,7 +18,7 @@
 import http from 'node:http';
 import WebSocket from 'ws';
 import { connect, type ConsumerMessages, type NatsConnection } from 'nats';
-import { publishBody } from './lib/payload.ts';
+import { batchBody, publishBody } from './lib/payload.ts';
 import { hexId, now, sleep } from './lib/util.ts';
 import { CONNECT_PATH, SUBPROTOCOL } from '@orbit/spec/protocol';
 
@@ -206,21 +206,32 @@ function startPublishing(m: Message): void {
   acked = 0;
   agent = new http.Agent({ keepAlive: true, maxSockets: m.concurrency });
   // One node, or several taken in turn (the Galera section publishes through every node).
-  const urls = ((m.urls as string[] | undefined) ?? [m.url as string]).map((base) => `${base}/v1/queues/${m.queueId}/results`);
+  // A batch publishes `batch` results per request (its keys per item, no Idempotency-Key header).
+  const batch = (m.batch as number | undefined) ?? 0;
+  const path = batch > 0 ? 'results:batch' : 'results';
+  const urls = ((m.urls as string[] | undefined) ?? [m.url as string]).map((base) => `${base}/v1/queues/${m.queueId}/${path}`);
   const headers = { authorization: `Bearer ${m.token}` };
   const deadline = now() + m.maxMs;
+  const size = Math.max(1, batch);
   let started = 0;
   const loop = async () => {
     while (publishing && now() < deadline) {
-      if ((started + 1) * m.fanout - acked > m.lead) {
+      if ((started + size) * m.fanout - acked > m.lead) {
         await sleep(1);
         continue;
       }
-      const n = ++started;
-      const taskId = hexId(prefix, n);
+      started += size;
+      const n = started;
       try {
-        const url = urls[n % urls.length]!;
-        const status = await request(url, 'POST', { ...headers, 'idempotency-key': `bench-${prefix}-${n}` }, publishBody(taskId));
+        const url = urls[(n / size) % urls.length]!;
+        if (batch > 0) {
+          const items = Array.from({ length: batch }, (_, i) => [`bench-${prefix}-${n - i}`, hexId(prefix, n - i)] as const);
+          const status = await request(url, 'POST', headers, batchBody(items));
+          if (status === 200) published += batch;
+          else recordError(`batch publish: HTTP ${status}`);
+          continue;
+        }
+        const status = await request(url, 'POST', { ...headers, 'idempotency-key': `bench-${prefix}-${n}` }, publishBody(hexId(prefix, n)));
         if (status === 201) published++;
         else recordError(`publish: HTTP ${status}`);
       } catch (error) {

@@ -30,6 +30,7 @@ export const OPERATION_PERMISSIONS = {
   "ListSubscriptions": "events:read",
   "ListSubscriptionSessions": "events:read",
   "PublishResult": "results:publish",
+  "PublishResults": "results:publish",
   "RetireSubscription": "events:manage",
   "RetryEventDelivery": "events:manage"
 } as const satisfies Record<string, Permission>;
@@ -108,11 +109,54 @@ export const RAW_JSON_PATHS = {
       "result"
     ]
   ],
+  "PublishResultMembers": [
+    [
+      "details"
+    ],
+    [
+      "result"
+    ]
+  ],
   "PublishResultRequest": [
     [
       "details"
     ],
     [
+      "result"
+    ]
+  ],
+  "PublishResultsItem": [
+    [
+      "details"
+    ],
+    [
+      "result"
+    ]
+  ],
+  "PublishResultsRequest": [
+    [
+      "items",
+      "*",
+      "details"
+    ],
+    [
+      "items",
+      "*",
+      "result"
+    ]
+  ],
+  "PublishResultsResponse": [
+    [
+      "results",
+      "*",
+      "event",
+      "details"
+    ],
+    [
+      "results",
+      "*",
+      "event",
+      "snapshot",
       "result"
     ]
   ],

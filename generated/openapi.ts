@@ -322,6 +322,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues/{queue_id}/results:batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The queue the result belongs to; it must be in the credential's queue set. */
+                queue_id: components["parameters"]["QueueId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append up to 100 task results to the result log in one request
+         * @description Permission `results:publish`. A batch of the publishes of `PublishResult`, committed in one
+         *     transaction (spec/README.md, Batch publish). Each item is a `PublishResultRequest` plus its
+         *     own `idempotency_key` (the pattern of the `Idempotency-Key` header; this operation takes no
+         *     such header). Keys share one namespace with `PublishResult`: a key first used there replays
+         *     here with the same event, and the other way round.
+         *
+         *     1 to 100 items (`MAX_BATCH_ITEMS` in spec/protocol.ts); the whole body is at most 512 KiB
+         *     like every body, so it is the body limit, not 100 times the per-item payload limit, that
+         *     bounds a batch's bytes. Each item's `result` and `details` together may take at most 516,096
+         *     bytes, as for `PublishResult`.
+         *
+         *     The answer is 200 with `results` in request order, one per item: `{event, deduplicated}`
+         *     exactly as `PublishResult` answers it (`deduplicated` true for a replay of an earlier
+         *     publish of that key), or `{error}` for that item alone (`IDEMPOTENCY_CONFLICT`: its key was
+         *     used with other content; `EVENT_HISTORY_EXPIRED`: a replay whose event retention removed).
+         *     The other items are unaffected. A request error (a malformed or invalid item, named by
+         *     `/items/N/...`, an empty or oversized list, two items with one key, an `Idempotency-Key`
+         *     header) rejects the whole batch with nothing written, as do authentication, permission and
+         *     an unknown queue.
+         */
+        post: operations["PublishResults"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -554,8 +595,12 @@ export interface components {
             delivery: components["schemas"]["EventDelivery"];
             deduplicated: boolean;
         };
-        /** @description The server assigns the event id, sequence and occurred_at and builds the snapshot (spec/README.md, The result log). */
-        PublishResultRequest: {
+        /**
+         * @description The members of one result to publish, shared by `PublishResultRequest` and `PublishResultsItem`,
+         *     each of which closes them with `unevaluatedProperties: false`. The server assigns the event id,
+         *     sequence and occurred_at and builds the snapshot (spec/README.md, The result log).
+         */
+        PublishResultMembers: {
             type: components["schemas"]["EventType"];
             task_id: components["schemas"]["Id"];
             task_revision: components["schemas"]["Uint64"];
@@ -565,6 +610,25 @@ export interface components {
             result?: unknown;
             effect_uncertain?: boolean;
             current_attempt_id?: components["schemas"]["Id"];
+        };
+        /** @description One result to publish (spec/README.md, The result log). */
+        PublishResultRequest: components["schemas"]["PublishResultMembers"];
+        /** @description One item of a batch publish (spec/README.md, Batch publish), with its own idempotency key. */
+        PublishResultsItem: {
+            /** @description The item's key, with the pattern of the `Idempotency-Key` header. */
+            idempotency_key: string;
+        } & components["schemas"]["PublishResultMembers"];
+        /** @description 1 to 100 results to publish in one transaction (spec/README.md, Batch publish). */
+        PublishResultsRequest: {
+            items: components["schemas"]["PublishResultsItem"][];
+        };
+        /** @description The error of one item of a batch; the other items are unaffected. */
+        PublishResultsError: {
+            error: components["schemas"]["ErrorObject"];
+        };
+        /** @description One outcome per item, in request order (spec/README.md, Batch publish). */
+        PublishResultsResponse: {
+            results: (components["schemas"]["PublishResultResponse"] | components["schemas"]["PublishResultsError"])[];
         };
         /** @description The appended event (spec/README.md, The result log); on a replay the original event with `deduplicated` true. */
         PublishResultResponse: {
@@ -630,6 +694,11 @@ export interface components {
         PublishResultEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["PublishResultResponse"];
+        };
+        /** @description Success envelope of PublishResults. */
+        PublishResultsEnvelope: {
+            request_id: components["schemas"]["Id"];
+            data: components["schemas"]["PublishResultsResponse"];
         };
         /** @description Success envelope of GetHealth. */
         HealthEnvelope: {
@@ -1401,6 +1470,40 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    PublishResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The queue the result belongs to; it must be in the credential's queue set. */
+                queue_id: components["parameters"]["QueueId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishResultsRequest"];
+            };
+        };
+        responses: {
+            /** @description Every item was answered; each carries its event or its own error. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishResultsEnvelope"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };

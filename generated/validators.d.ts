@@ -45,7 +45,12 @@ export declare const validateRetryDeliveryRequest: Validator<components["schemas
 export declare const validateDeliveryList: Validator<components["schemas"]["DeliveryList"]>;
 export declare const validateDeliveryDetail: Validator<components["schemas"]["DeliveryDetail"]>;
 export declare const validateDeliveryRetryResult: Validator<components["schemas"]["DeliveryRetryResult"]>;
+export declare const validatePublishResultMembers: Validator<components["schemas"]["PublishResultMembers"]>;
 export declare const validatePublishResultRequest: Validator<components["schemas"]["PublishResultRequest"]>;
+export declare const validatePublishResultsItem: Validator<components["schemas"]["PublishResultsItem"]>;
+export declare const validatePublishResultsRequest: Validator<components["schemas"]["PublishResultsRequest"]>;
+export declare const validatePublishResultsError: Validator<components["schemas"]["PublishResultsError"]>;
+export declare const validatePublishResultsResponse: Validator<components["schemas"]["PublishResultsResponse"]>;
 export declare const validatePublishResultResponse: Validator<components["schemas"]["PublishResultResponse"]>;
 export declare const validateHealth: Validator<components["schemas"]["Health"]>;
 export declare const validateReadiness: Validator<components["schemas"]["Readiness"]>;
@@ -59,5 +64,6 @@ export declare const validateDeliveryListEnvelope: Validator<components["schemas
 export declare const validateDeliveryDetailEnvelope: Validator<components["schemas"]["DeliveryDetailEnvelope"]>;
 export declare const validateDeliveryRetryResultEnvelope: Validator<components["schemas"]["DeliveryRetryResultEnvelope"]>;
 export declare const validatePublishResultEnvelope: Validator<components["schemas"]["PublishResultEnvelope"]>;
+export declare const validatePublishResultsEnvelope: Validator<components["schemas"]["PublishResultsEnvelope"]>;
 export declare const validateHealthEnvelope: Validator<components["schemas"]["HealthEnvelope"]>;
 export declare const validateReadinessEnvelope: Validator<components["schemas"]["ReadinessEnvelope"]>;

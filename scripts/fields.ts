@@ -6,7 +6,8 @@
  *   the `Idempotency-Key` header;
  * - the permissions, and the one each operation needs (`x-orbit-permission` in openapi.yaml);
  * - the member names whose values are uint64 decimal strings (whose range the schema cannot say);
- * - per schema, the paths of members kept as exact JSON text (`x-orbit-raw-json: true`);
+ * - per schema, the paths of members kept as exact JSON text (`x-orbit-raw-json: true`; `*` for
+ *   every element of an array);
  * - the members of each client frame type (its envelope), and the values of each string enum.
  */
 
@@ -73,6 +74,8 @@ function rawJsonPaths(schemas: Map<string, JsonObject>): Record<string, string[]
     for (const part of alternatives(schema)) {
       const target = refName(part.$ref);
       if (target !== null && schemas.has(target) && !seen.includes(target)) found.push(...pathsOf(schemas.get(target)!, [...seen, target]));
+      // The elements of an array: '*' is the codec's segment for every index (parseStrict).
+      if (isObject(part.items)) for (const path of pathsOf(part.items, seen)) found.push(['*', ...path]);
       const properties = part.properties;
       if (!isObject(properties)) continue;
       for (const [member, child] of Object.entries(properties)) {

@@ -12,6 +12,7 @@ import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
 import * as generated from '@orbit/generated';
 import type { Validator } from '@orbit/generated';
+import { MAX_BATCH_ITEMS } from './protocol.ts';
 
 type JsonObject = Record<string, unknown>;
 
@@ -100,6 +101,12 @@ describe('the spec files', () => {
 
   it('every $def has a description and every object schema is closed (except free-form details)', () => {
     const open: string[] = [];
+    // A members schema is open by design: it is only used in the allOf of schemas that close it.
+    const mixins = new Set<string>();
+    for (const schema of Object.values(componentSchemas) as JsonObject[]) {
+      if (schema.unevaluatedProperties !== false) continue;
+      for (const part of (schema.allOf ?? []) as JsonObject[]) if (typeof part.$ref === 'string') mixins.add(`openapi.yaml${part.$ref}`);
+    }
     const walk = (node: unknown, path: string): void => {
       if (Array.isArray(node)) {
         for (const [i, item] of node.entries()) walk(item, `${path}/${i}`);
@@ -107,7 +114,8 @@ describe('the spec files', () => {
       }
       if (typeof node !== 'object' || node === null) return;
       const schema = node as JsonObject;
-      if (schema.type === 'object' && schema.additionalProperties !== false && !path.endsWith('/details')) open.push(path);
+      const closed = schema.additionalProperties === false || schema.unevaluatedProperties === false;
+      if (schema.type === 'object' && !closed && !path.endsWith('/details') && !mixins.has(path)) open.push(path);
       for (const [key, value] of Object.entries(schema)) walk(value, `${path}/${key}`);
     };
     walk(eventsSchema, 'events.schema.json#');
@@ -504,6 +512,63 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
       { type: 'task.succeeded', task_id: ID, task_revision: '3', sequence: '9' },
     ],
   },
+  PublishResultMembers: {
+    // Open on purpose (see PublishResultRequest and PublishResultsItem, which close it).
+    valid: [{ type: 'task.succeeded', task_id: ID, task_revision: '3', idempotency_key: 'k' }],
+    invalid: [{ type: 'task.succeeded', task_id: ID }],
+  },
+  PublishResultsItem: {
+    valid: [
+      { idempotency_key: 'k', type: 'task.succeeded', task_id: ID, task_revision: '3' },
+      { idempotency_key: '~'.repeat(255), type: 'task.failed', task_id: ID, task_revision: '1', result: null, details: {} },
+    ],
+    invalid: [
+      { type: 'task.succeeded', task_id: ID, task_revision: '3' },
+      { idempotency_key: '', type: 'task.succeeded', task_id: ID, task_revision: '3' },
+      { idempotency_key: 'has space', type: 'task.succeeded', task_id: ID, task_revision: '3' },
+      { idempotency_key: 'x'.repeat(256), type: 'task.succeeded', task_id: ID, task_revision: '3' },
+      { idempotency_key: 'k', type: 'task.succeeded', task_id: ID, task_revision: '3', sequence: '9' },
+    ],
+  },
+  PublishResultsRequest: {
+    valid: [
+      { items: [{ idempotency_key: 'k', type: 'task.succeeded', task_id: ID, task_revision: '3' }] },
+      {
+        items: Array.from({ length: 100 }, (_, i) => ({
+          idempotency_key: `k${i}`,
+          type: 'task.succeeded',
+          task_id: ID,
+          task_revision: '1',
+        })),
+      },
+    ],
+    invalid: [
+      { items: [] },
+      {
+        items: Array.from({ length: 101 }, (_, i) => ({
+          idempotency_key: `k${i}`,
+          type: 'task.succeeded',
+          task_id: ID,
+          task_revision: '1',
+        })),
+      },
+      { items: [{ type: 'task.succeeded', task_id: ID, task_revision: '3' }] },
+      {},
+      { items: [{ idempotency_key: 'k', type: 'task.succeeded', task_id: ID, task_revision: '3' }], atomic: true },
+    ],
+  },
+  PublishResultsError: {
+    valid: [{ error: { code: 'IDEMPOTENCY_CONFLICT', message: 'the key was used with other content' } }],
+    invalid: [{ error: { code: 'OOPS', message: 'x' } }, { error: { code: 'NOT_FOUND', message: 'x' }, event }],
+  },
+  PublishResultsResponse: {
+    valid: [{ results: [] }, { results: [{ event, deduplicated: true }, { error: { code: 'IDEMPOTENCY_CONFLICT', message: 'x' } }] }],
+    invalid: [{ results: [{ event }] }, { results: [{ event, deduplicated: false, error: { code: 'NOT_FOUND', message: 'x' } }] }, {}],
+  },
+  PublishResultsEnvelope: {
+    valid: [{ request_id: ID, data: { results: [{ event, deduplicated: false }] } }],
+    invalid: [{ request_id: ID, data: { results: [{ deduplicated: false }] } }, { data: { results: [] } }],
+  },
   PublishResultResponse: {
     valid: [{ event, deduplicated: false }],
     invalid: [{ event }, { event: withAt(event, ['snapshot'], undefined), deduplicated: false }],
@@ -615,6 +680,7 @@ describe('openapi.yaml structure', () => {
         'POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry',
         'GET /v1/events/connect',
         'POST /v1/queues/{queue_id}/results',
+        'POST /v1/queues/{queue_id}/results:batch',
         'GET /healthz',
         'GET /readyz',
         'GET /metrics',
@@ -638,6 +704,7 @@ describe('openapi.yaml structure', () => {
       RetryEventDelivery: 'events:manage',
       ConnectEvents: 'events:consume',
       PublishResult: 'results:publish',
+      PublishResults: 'results:publish',
       GetHealth: undefined,
       GetReadiness: undefined,
       GetMetrics: undefined,
@@ -654,7 +721,9 @@ describe('openapi.yaml structure', () => {
   it('requires Idempotency-Key on every POST and allows query parameters only on the lists', () => {
     for (const [method, route, op] of operations) {
       const names = ((op.parameters ?? []) as JsonObject[]).map(deref).map((p) => `${p.in as string}:${p.name as string}`);
-      if (method === 'post') expect(names, route).toContain('header:Idempotency-Key');
+      // A batch publish carries a key per item instead (spec/README.md, Batch publish).
+      if (op.operationId === 'PublishResults') expect(names, route).not.toContain('header:Idempotency-Key');
+      else if (method === 'post') expect(names, route).toContain('header:Idempotency-Key');
       const query = names.filter((name) => name.startsWith('query:'));
       if (op.operationId === 'ListSubscriptions') expect(query).toEqual(['query:queue_id', 'query:limit', 'query:cursor']);
       else if (op.operationId === 'ListEventDeliveries') expect(query).toEqual(['query:limit', 'query:cursor', 'query:state']);
@@ -670,6 +739,10 @@ describe('openapi.yaml structure', () => {
     expect(pattern.test('')).toBe(false);
     expect(pattern.test('has space')).toBe(false);
     expect(pattern.test('é')).toBe(false);
+    const item = (componentSchemas.PublishResultsItem as { properties: { idempotency_key: JsonObject } }).properties.idempotency_key;
+    expect(item.pattern, 'a batch item key follows the header').toBe(((key.IdempotencyKey as JsonObject).schema as JsonObject).pattern);
+    const items = (componentSchemas.PublishResultsRequest as { properties: { items: JsonObject } }).properties.items;
+    expect(items.maxItems).toBe(MAX_BATCH_ITEMS);
   });
 
   it('sends X-Request-ID and Cache-Control on every response, Retry-After on 429 and 503, envelopes as bodies', () => {

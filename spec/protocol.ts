@@ -27,5 +27,12 @@ export const MAX_BODY_BYTES = 512 * 1024;
  */
 export const MAX_EVENT_PAYLOAD_BYTES = MAX_FRAME_BYTES - 8 * 1024;
 
+/**
+ * Items in one batch publish (`PublishResults`; spec/README.md, Batch publish). The batch commits
+ * in one transaction that holds the result head's lock, so it stays small; the body limit
+ * (`MAX_BODY_BYTES`) bounds its bytes, not 100 times `MAX_EVENT_PAYLOAD_BYTES`.
+ */
+export const MAX_BATCH_ITEMS = 100;
+
 /** How many deliveries one session may hold leased at once (spec/rules.md#s5-11). */
 export const CAPACITY = { min: 1, max: 32 } as const;

@@ -21,3 +21,10 @@ export const JETSTREAM_BODY = Buffer.from(`{"details":${DETAILS_TEXT},"result":$
 export function publishBody(taskId: string): string {
   return `{"type":"task.succeeded","task_id":"${taskId}","task_revision":"1","details":${DETAILS_TEXT},"result":${RESULT_TEXT}}`;
 }
+
+/** The body of `POST /v1/queues/{id}/results:batch`: one item per `[idempotency key, task id]`, each with the same payload. */
+export function batchBody(items: ReadonlyArray<readonly [string, string]>): string {
+  const one = ([key, taskId]: readonly [string, string]) =>
+    `{"idempotency_key":"${key}","type":"task.succeeded","task_id":"${taskId}","task_revision":"1","details":${DETAILS_TEXT},"result":${RESULT_TEXT}}`;
+  return `{"items":[${items.map(one).join(',')}]}`;
+}

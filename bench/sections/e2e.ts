@@ -1,7 +1,8 @@
 /**
  * @module
  * End-to-end throughput: results appended (in process with `store.appendResults` in batches, or
- * over the HTTP seam `POST /v1/queues/{id}/results`) → `event.deliver` → ACK confirmed by the
+ * over the HTTP seam `POST /v1/queues/{id}/results`, one result per request or 100 per
+ * `…/results:batch`) → `event.deliver` → ACK confirmed by the
  * server's `ack` reply. The server runs in this process (it has to, for the in-process seam); the
  * consumers are raw `ws` clients in a child process so they do not share the server's event loop;
  * the HTTP publisher is a second child process.
@@ -36,11 +37,22 @@ export interface E2eCase {
   readonly subscriptions: number;
   readonly connections: number;
   readonly capacity: number;
+  /** Over HTTP: results per `POST …/results:batch` (spec/README.md, Batch publish); absent: one per request. */
+  readonly batch?: number;
 }
 
 export function caseLabel(c: Omit<E2eCase, 'store' | 'mode'>): string {
   return `${c.subscriptions} sub × ${c.connections} conn × cap ${c.capacity}`;
 }
+
+/** A row's name: `mysql http 1 sub × 4 conn × cap 32`, `sqlite http batch 100 1 sub × 4 conn × cap 32`. */
+export function e2eLabel(c: E2eCase): string {
+  return `${c.store} ${c.mode}${c.batch ? ` batch ${c.batch}` : ''} ${caseLabel(c)}`;
+}
+
+/** Items per request of the batch rows, and the publishers sending them. */
+export const BATCH_ITEMS = 100;
+const BATCH_PUBLISHERS = 4;
 
 /** The issue's matrix: 1 subscription × {1, 4, 16} connections × capacity {1, 32}, and 16 subscriptions × 1 connection (capacity 32). */
 export const SHAPES: ReadonlyArray<Omit<E2eCase, 'store' | 'mode'>> = [
@@ -141,7 +153,8 @@ export class E2eBench {
       },
       30_000,
     );
-    const lead = leadFor(c);
+    // A batch row keeps two batches per publisher in flight.
+    const lead = c.batch ? Math.max(leadFor(c), 2 * BATCH_PUBLISHERS * c.batch * c.subscriptions) : leadFor(c);
     const maxMs = timing.warmupMs + timing.measureMs + 10_000;
     let producer: Producer;
     if (c.mode === 'in-process') {
@@ -172,7 +185,8 @@ export class E2eBench {
             url: this.server.url,
             token: cred.token,
             queueId,
-            concurrency: 16,
+            concurrency: c.batch ? BATCH_PUBLISHERS : 16,
+            ...(c.batch ? { batch: c.batch } : {}),
             lead,
             fanout: c.subscriptions,
             maxMs,

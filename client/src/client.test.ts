@@ -302,6 +302,23 @@ describe('management client', () => {
       () => client.getSubscription(SUB_ID.toUpperCase()),
       () => client.listSubscriptions({ queueId: 'q' }),
       () => client.getEventDelivery(SUB_ID, 'x'),
+      () => client.publishResults(QUEUE, []),
+      () => client.publishResults(QUEUE, [{ idempotency_key: 'has space', type: 'task.succeeded', task_id: QUEUE, task_revision: '1' }]),
+      () =>
+        client.publishResults(
+          QUEUE,
+          Array.from({ length: 101 }, (_, i) => ({
+            idempotency_key: `k${i}`,
+            type: 'task.succeeded' as const,
+            task_id: QUEUE,
+            task_revision: '1',
+          })),
+        ),
+      () =>
+        client.publishResults(QUEUE, [
+          { idempotency_key: 'k', type: 'task.succeeded', task_id: QUEUE, task_revision: '1' },
+          { idempotency_key: 'k', type: 'task.failed', task_id: QUEUE, task_revision: '1' },
+        ]),
     ] as Array<() => Promise<unknown>>) {
       const error = (await Promise.resolve()
         .then(call)

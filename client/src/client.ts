@@ -18,6 +18,7 @@ import {
   validateErrorEnvelope,
   validateHealthEnvelope,
   validatePublishResultEnvelope,
+  validatePublishResultsEnvelope,
   validateSubscriptionEnvelope,
   validateSubscriptionHistoryEnvelope,
   validateSubscriptionListEnvelope,
@@ -26,6 +27,7 @@ import {
   type CreateSubscriptionRequest,
   type DeliveryState,
   type ErrorEnvelope,
+  type ErrorObject,
   type EventDelivery,
   type PublishResultRequest,
   type RetireSubscriptionRequest,
@@ -37,6 +39,7 @@ import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './back
 import { OrbitTransportError, invalidArgument, serverError } from './errors.ts';
 import { isId, rawPaths, readDocument, type ResultEvent } from './wire.ts';
 import type { OrbitError } from '@orbit/spec/errors';
+import { MAX_BATCH_ITEMS } from '@orbit/spec/protocol';
 import { PATTERNS, type Validator } from '@orbit/generated';
 
 export type {
@@ -92,6 +95,19 @@ export interface PublishResult {
 export interface PublishResultInput extends Omit<PublishResultRequest, 'details' | 'result'> {
   readonly details?: Record<string, unknown> | RawJson;
   readonly result?: unknown;
+}
+
+/** One item of `publishResults`: a `PublishResultInput` with its own idempotency key. */
+export interface PublishResultsItemInput extends PublishResultInput {
+  readonly idempotency_key: string;
+}
+
+/** One item's outcome in a batch publish: its event, or its own error (IDEMPOTENCY_CONFLICT, EVENT_HISTORY_EXPIRED). */
+export type PublishResultsOutcome = PublishResult | { readonly error: ErrorObject };
+
+/** The answer of `publishResults`: one outcome per item, in the order of the items. */
+export interface PublishResultsResult {
+  readonly results: PublishResultsOutcome[];
 }
 
 export interface RetryOptions extends BackoffOptions {
@@ -431,6 +447,34 @@ export class OrbitClient {
         validate: validatePublishResultEnvelope,
         okStatus: [200, 201],
         raw: rawPaths('PublishResultResponse', ['data']),
+      },
+      options,
+    );
+  }
+
+  /**
+   * POST /v1/queues/{queue_id}/results:batch (`results:publish`): appends 1–100 results in one
+   * transaction; each item carries its own idempotency key (one namespace with `publishResult`) and
+   * gets its own outcome, in order. A retry resends the whole batch: every item replays or appends once.
+   */
+  publishResults(queueId: string, items: readonly PublishResultsItemInput[], options?: CallOptions): Promise<PublishResultsResult> {
+    if (!Array.isArray(items) || items.length < 1 || items.length > MAX_BATCH_ITEMS)
+      throw invalidArgument(`a batch publish takes 1 to ${MAX_BATCH_ITEMS} items`);
+    const keys = new Set<string>();
+    for (const item of items) {
+      checkKey(item.idempotency_key);
+      if (keys.has(item.idempotency_key)) throw invalidArgument(`the key ${item.idempotency_key} is used twice in one batch`);
+      keys.add(item.idempotency_key);
+    }
+    return this.#call<PublishResultsResult>(
+      {
+        name: 'PublishResults',
+        method: 'POST',
+        path: `/v1/queues/${checkId('queueId', queueId)}/results:batch`,
+        body: { items },
+        validate: validatePublishResultsEnvelope,
+        okStatus: [200],
+        raw: rawPaths('PublishResultsResponse', ['data']),
       },
       options,
     );

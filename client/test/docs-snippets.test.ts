@@ -85,6 +85,12 @@ describe.each(STORES)('the snippets of docs/sdk.md (%s)', (kind) => {
     expect((await s.client.getSubscription(out.id)).name).toBe('object-results');
   });
 
+  it('batch publish: appends every item, and the persisted keys replay them', async () => {
+    const run = await runSnippet('publish-batch.ts', env());
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toEqual({ appended: 2, replayed: 2 });
+  });
+
   it('event connection: saves, acknowledges after the save, closes', async () => {
     const { subscriptionId } = await subscriptionWithResult();
     const run = await runSnippet('event-connection.ts', { ...env(), ORBIT_SUBSCRIPTION_ID: subscriptionId, ORBIT_STOP_AFTER: '1' });

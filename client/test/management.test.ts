@@ -133,6 +133,38 @@ describe.each(STORES)('management client on %s', (kind) => {
     expect(replay.event.id).toBe(first.event.id);
   });
 
+  it('MUST publish a batch in order with one outcome per item; a key shared with publishResult replays', async () => {
+    const soloKey = key('solo');
+    const solo = { type: 'task.failed' as const, task_id: id(), task_revision: '2' };
+    const alone = await client.publishResult(queueId, soloKey, solo);
+    const items = [
+      {
+        idempotency_key: key('b0'),
+        type: 'task.succeeded' as const,
+        task_id: id(),
+        task_revision: '1',
+        result: new RawJson('[1.10,123456789012345678901234567890]'),
+      },
+      { idempotency_key: soloKey, ...solo },
+      { idempotency_key: soloKey.replace('solo', 'oops'), ...solo },
+      { idempotency_key: key('b1'), ...solo, task_revision: '3' },
+    ];
+    // The third item reuses the second's content under a new key: a new result, not a replay.
+    const first = await client.publishResults(queueId, items);
+    const [a, b, c, d] = first.results as Array<{
+      event: { sequence: string; id: string; snapshot: { result?: RawJson } };
+      deduplicated: boolean;
+    }>;
+    expect([a!.deduplicated, b!.deduplicated, c!.deduplicated, d!.deduplicated]).toEqual([false, true, false, false]);
+    expect(a!.event.snapshot.result?.text).toBe('[1.10,123456789012345678901234567890]');
+    expect(b!.event.id).toBe(alone.event.id);
+    expect(toBigInt(c!.event.sequence) + 1n).toBe(toBigInt(d!.event.sequence));
+    const conflict = await client.publishResults(queueId, [{ ...items[3]!, task_revision: '4' }]);
+    expect(conflict.results).toEqual([{ error: { code: 'IDEMPOTENCY_CONFLICT', message: expect.any(String) } }]);
+    const invalid = await failure(client.publishResults(queueId, [{ ...items[0]!, task_revision: '18446744073709551616' }]));
+    expect({ code: invalid.code, status: invalid.status }).toEqual({ code: 'INVALID_ARGUMENT', status: 400 });
+  });
+
   it('MUST map server errors to OrbitError with code, HTTP status and request_id', async () => {
     const checks: Array<[() => Promise<unknown>, string, number]> = [];
     const stranger = createClient({ baseUrl: env.server.url, token: 'orbit_not-a-token' });

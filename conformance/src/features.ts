@@ -5,6 +5,9 @@
  */
 export const FEATURES = {
   'results-http': 'the server implements the HTTP result seam POST /v1/queues/{queue_id}/results (cases that test the seam itself)',
+  'batch-publish':
+    "the server implements Orbit's batch publish POST /v1/queues/{queue_id}/results:batch (an extension of the result seam; " +
+    'needs results-http as well)',
   retention: 'results can be pruned (the configuration gives retention.command)',
   'connection-limit': 'the suite may open limits.maxConnections event connections to one node',
   'subscription-limit': 'the suite may fill the namespace of the full credential up to 64 subscriptions (the namespace holds nothing else)',

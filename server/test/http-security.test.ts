@@ -54,6 +54,14 @@ interface Route {
   readonly body?: () => unknown;
   /** Whether the route belongs to a subscription (another credential must get NOT_FOUND). */
   readonly owned: boolean;
+  /** A write whose keys are in its body (the batch publish), not in the Idempotency-Key header. */
+  readonly keysInBody?: true;
+}
+
+/** The options of a route's request: its body and, for a POST with the key in a header, a fresh key. */
+function writeOptions(route: Route): Record<string, unknown> {
+  if (route.method !== 'POST') return {};
+  return route.keysInBody ? { body: route.body!() } : { key: newKey(), body: route.body!() };
 }
 
 describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
@@ -192,13 +200,22 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       body: () => ({ type: 'task.failed', task_id: hex32(), task_revision: '1' }),
       owned: false,
     },
+    {
+      name: 'publish batch',
+      method: 'POST',
+      permission: 'results:publish',
+      path: () => `/v1/queues/${q1}/results:batch`,
+      body: () => ({ items: [{ idempotency_key: newKey(), type: 'task.failed', task_id: hex32(), task_revision: '1' }] }),
+      owned: false,
+      keysInBody: true,
+    },
   ];
 
   function call(route: Route, token: string | undefined, headers: Record<string, string> = {}): Promise<ApiResponse> {
     return api(base, route.method, route.path(), {
       ...(token ? { token } : {}),
       headers,
-      ...(route.method === 'POST' ? { key: newKey(), body: route.body!() } : {}),
+      ...writeOptions(route),
     });
   }
 
@@ -281,6 +298,14 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
         404,
         'NOT_FOUND',
       );
+      expectError(
+        await api(base, 'POST', `/v1/queues/${queue}/results:batch`, {
+          token: owner.token,
+          body: { items: [{ idempotency_key: newKey(), type: 'task.failed', task_id: hex32(), task_revision: '1' }] },
+        }),
+        404,
+        'NOT_FOUND',
+      );
     }
     const unknown = hex32();
     expectError(await api(base, 'GET', `/v1/subscriptions/${unknown}`, { token: owner.token }), 404, 'NOT_FOUND');
@@ -314,7 +339,7 @@ describe.each(STORES)('HTTP security and strictness (%s)', (kind) => {
       for (const query of ['?x=1', `?queue_id=${q1}`, '?limit=1', `?access_token=${owner.token}`, '?cursor=abc', '?x']) {
         const res = await api(base, route.method, route.path() + query, {
           token: owner.token,
-          ...(route.method === 'POST' ? { key: newKey(), body: route.body!() } : {}),
+          ...writeOptions(route),
         });
         expectError(res, 400, 'INVALID_ARGUMENT');
       }

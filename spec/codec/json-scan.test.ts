@@ -51,4 +51,19 @@ describe('scanMembers', () => {
   it('ends a scalar before whitespace and delimiters', () => {
     expect(spansOf('{"a" : 12 , "b":true}', [['a'], ['b']])).toStrictEqual(['a=12', 'b=true']);
   });
+  it('reads every element of an array at a * segment, naming its index', () => {
+    const text = '{"items":[{"r":1},{"x":{"r":9}},{"r":[2,{"r":3}]},[{"r":8}],{"r":"4"}],"r":7,"o":{"items":{"a":{"r":6}}}}';
+    expect(spansOf(text, [['items', '*', 'r']])).toStrictEqual(['items.0.r=1', 'items.2.r=[2,{"r":3}]', 'items.4.r="4"']);
+  });
+  it('matches a * only at an array, never a member literally named *', () => {
+    expect(spansOf('{"items":{"*":{"r":1},"k":[{"r":2}]}}', [['items', '*', 'r']])).toStrictEqual([]);
+    expect(spansOf('[{"a":{"b":1}},{"a":[{"b":2}]},{"a":{"b":3}}]', [['*', 'a', 'b']])).toStrictEqual(['0.a.b=1', '2.a.b=3']);
+  });
+  it('goes through nested arrays with consecutive * segments', () => {
+    expect(spansOf('{"m":[[{"x":1}],[],[{"x":2},{"x":3}]]}', [['m', '*', '*', 'x']])).toStrictEqual([
+      'm.0.0.x=1',
+      'm.2.0.x=2',
+      'm.2.1.x=3',
+    ]);
+  });
 });

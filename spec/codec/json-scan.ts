@@ -66,13 +66,27 @@ export function countMembers(text: string): number {
 }
 
 /**
+ * The path segment that stands for every element of an array (`['items', '*', 'result']`); it
+ * never matches a member name, and a path must not end with it.
+ */
+export const ANY_INDEX = '*';
+
+/** `path` with each {@link ANY_INDEX} replaced by the index of the element being scanned. */
+function concrete(path: ReadonlyArray<string>, index: readonly number[]): string[] {
+  return path.map((segment, k) => (segment === ANY_INDEX ? String(index[k + 1]) : segment));
+}
+
+/**
  * Like {@link countMembers}, and also appends to `spans` the source span of the value at each
- * of the non-empty `paths` (member names from the top level). Paths that are absent or cross
- * an array or a scalar yield nothing; a path inside another wanted value is subsumed by it.
+ * of the non-empty `paths` (member names from the top level, or {@link ANY_INDEX} for the
+ * elements of an array). Paths that are absent or cross an array (other than at an
+ * `ANY_INDEX`) or a scalar yield nothing; a path inside another wanted value is subsumed by it.
+ * A span's `path` names the array indices it went through.
  *
- * While scanning, `matched[p]` is how many leading names of path p the enclosing members
+ * While scanning, `matched[p]` is how many leading segments of path p the enclosing members
  * match: a name at nesting depth d is compared with segment d - 1 only when the d - 1
- * enclosing members all matched.
+ * enclosing levels all matched. Segment k is the level of the container at depth k + 1, so an
+ * `ANY_INDEX` there matches when that container is an array.
  */
 export function scanMembers(text: string, paths: ReadonlyArray<ReadonlyArray<string>>, spans: ValueSpan[]): number {
   const n = text.length;
@@ -82,8 +96,14 @@ export function scanMembers(text: string, paths: ReadonlyArray<ReadonlyArray<str
   let nameOpen = 0;
   let nameEnd = 0;
   let openRaw = -1; // the path whose object/array value is being passed over, if any
+  let openPath: ReadonlyArray<string> = [];
   let rawStart = 0;
   let rawDepth = 0;
+  // Only paths with ANY_INDEX need to know, per depth, whether the container is an array and
+  // which element is being read.
+  const wild = paths.some((path) => path.includes(ANY_INDEX));
+  const inArray: boolean[] = [false];
+  const index: number[] = [0];
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
@@ -97,7 +117,12 @@ export function scanMembers(text: string, paths: ReadonlyArray<ReadonlyArray<str
         const path = paths[p] as ReadonlyArray<string>;
         let m = matched[p] as number;
         if (m >= depth) matched[p] = m = depth - 1; // a later member of the same object
-        if (m !== depth - 1 || m >= path.length || !nameEquals(text, nameOpen, nameEnd, path[m] as string)) continue;
+        if (wild) {
+          while (m < depth - 1 && path[m] === ANY_INDEX && inArray[m + 1] === true) m++;
+          matched[p] = m;
+        }
+        if (m !== depth - 1 || m >= path.length || path[m] === ANY_INDEX || !nameEquals(text, nameOpen, nameEnd, path[m] as string))
+          continue;
         if (depth < path.length) {
           matched[p] = depth;
           continue;
@@ -107,21 +132,28 @@ export function scanMembers(text: string, paths: ReadonlyArray<ReadonlyArray<str
         while (s === 0x20 || s === 0x0a || s === 0x0d || s === 0x09) s = text.charCodeAt(++start);
         if (s === 0x7b || s === 0x5b) {
           openRaw = p;
+          openPath = wild ? concrete(path, index) : path;
           rawStart = start;
           rawDepth = depth;
         } else {
-          spans.push({ path, start, end: scalarEnd(text, start) });
+          spans.push({ path: wild ? concrete(path, index) : path, start, end: scalarEnd(text, start) });
         }
         break;
       }
     } else if (c === 0x7b || c === 0x5b) {
       depth++;
+      if (wild) {
+        inArray[depth] = c === 0x5b;
+        index[depth] = 0;
+      }
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
       if (openRaw !== -1 && depth === rawDepth) {
-        spans.push({ path: paths[openRaw] as ReadonlyArray<string>, start: rawStart, end: i + 1 });
+        spans.push({ path: openPath, start: rawStart, end: i + 1 });
         openRaw = -1;
       }
+    } else if (c === 0x2c && wild && inArray[depth] === true) {
+      index[depth] = (index[depth] as number) + 1;
     }
   }
   return count;

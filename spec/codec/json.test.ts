@@ -354,6 +354,12 @@ describe('parseStrict: raw passthrough', () => {
     expect((inner.r as RawJson).text).toBe('5');
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
   });
+  it('keeps a member of every array element raw at a * segment', () => {
+    const text = '{"items":[{"k":"a","result":1.50},{"k":"b"},{"k":"c","result":{"n":10000000000000000000001}}]}';
+    const value = parseStrict(text, { raw: [['items', '*', 'result']] }) as { items: Array<{ k: string; result?: RawJson }> };
+    expect(value.items.map((item) => item.result?.text)).toStrictEqual(['1.50', undefined, '{"n":10000000000000000000001}']);
+    expect(stringify(value)).toBe(text);
+  });
   it('rejects a malformed raw option with a TypeError', () => {
     expect(() => parseStrict('{}', { raw: [['a', 1]] as unknown as string[][] })).toThrow(TypeError);
     expect(() => parseStrict('{}', { raw: ['a'] as unknown as string[][] })).toThrow(TypeError);

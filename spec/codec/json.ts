@@ -20,9 +20,10 @@ export interface ParseStrictOptions {
    * Property paths (object member names from the top level, e.g.
    * `[['body', 'event', 'snapshot', 'result']]`) whose values are returned as `RawJson`
    * holding the exact source slice instead of being converted to JS values. They are still
-   * validated as strict JSON (duplicate keys and depth included). Paths that are absent from
-   * the document, or that cross an array or a scalar, are ignored; an empty path stands for
-   * the whole document.
+   * validated as strict JSON (duplicate keys and depth included). The segment `'*'` stands for
+   * every element of an array (`[['items', '*', 'result']]`) and is followed by a member name.
+   * Paths that are absent from the document, or that cross an array other than at a `'*'` or a
+   * scalar, are ignored; an empty path stands for the whole document.
    */
   readonly raw?: ReadonlyArray<ReadonlyArray<string>>;
   /** Maximum container nesting (`{}` and `[]` count one level each); default 64, at most 1000. */

@@ -16,6 +16,7 @@ import { heartbeatCases } from './heartbeat.ts';
 import { historyCases } from './history.ts';
 import { idempotencyCases } from './idempotency.ts';
 import { jsonCases } from './json.ts';
+import { publishBatchCases } from './publish-batch.ts';
 import { retentionCases } from './retention.ts';
 import { retireCases } from './retire.ts';
 import { sessionCases } from './session.ts';
@@ -31,6 +32,7 @@ export const ALL_CASES: readonly ConformanceCase[] = Object.freeze([
   ...envelopeRequestCases,
   ...validationCases,
   ...idempotencyCases,
+  ...publishBatchCases,
   ...subscriptionCases,
   ...subscriptionLifecycleCases,
   ...deliveryCases,

@@ -34,6 +34,7 @@ commands:
   migrate    [--database URL] [--config FILE]           apply migrations only
   bootstrap  --namespace N --application A --queue Q [--queue Q2] [--event-access] [--publish-access] [--permissions p1,p2] [--json]
   publish    --queue-id ID --type T --task-id ID [--task-revision N] [--details JSON] [--result JSON] [--effect-uncertain] [--current-attempt-id ID]
+  publish    --queue-id ID --batch FILE                 append the results of FILE (a JSON array or JSON lines; - for stdin)
   prune      --before-sequence N                        remove results below N (retention)
   ${CREDENTIALS_USAGE}
   settings   [--markdown] [same options as serve]       print the effective settings (JSON, secrets hidden) or the settings table

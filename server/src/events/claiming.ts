@@ -148,4 +148,4 @@ export async function followUpClaim<M extends ClaimMember & Claimant>(
  * How long a claim turn taken for an ACK group waits for the group's ACKs before the pool has it
  * back: a group held up by a row lock must not hold its sessions' claims with it.
  */
-export const FOLLOW_UP_WAIT_MS = 50;
+export const FOLLOW_UP_WAIT_MS = 200;

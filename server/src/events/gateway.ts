@@ -231,7 +231,7 @@ export class EventGateway {
    * has not learned the head for a poll interval. A node whose sessions are all full or absent sends
    * no statement, and neither does one that appends itself more often than the interval: each of its
    * appends shows the committed head, which covers every result committed before it, so a result
-   * another node commits is seen within one interval either way (spec/README.md "The event engine").
+   * another node commits is seen within one interval either way (spec/README.md, "The event engine (`orbit.events.v1`)").
    * One look at a time: the next is scheduled when this one is done.
    */
   private async pollHead(): Promise<void> {

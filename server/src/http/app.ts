@@ -17,6 +17,7 @@ import { connectRoutes } from './connect.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { deliveryRoutes } from './deliveries.ts';
 import { resultRoutes } from './results.ts';
+import { resultBatchRoutes } from './results-batch.ts';
 import { consoleRoutes } from '../console/routes.ts';
 import { openApiRoute } from './openapi.ts';
 import { noQuery } from './request.ts';
@@ -218,6 +219,7 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
   subscriptionRoutes(app, routes);
   deliveryRoutes(app, routes);
   resultRoutes(app, routes);
+  resultBatchRoutes(app, routes);
   connectRoutes(app);
   openApiRoute(app, basePath);
   consoleRoutes(app, basePath);

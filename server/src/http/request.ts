@@ -121,7 +121,7 @@ export async function readJsonBody<T>(
       throw invalid(`${field} must be a canonical uint64 decimal string`);
     }
   }
-  return { value, digest: createHash('sha256').update(canonicalJson(value)).digest('hex') };
+  return { value, digest: contentDigest(value) };
 }
 
 /**
@@ -155,6 +155,11 @@ function describe(errors: Validator<unknown>['errors']): string {
   const params = first.params as { additionalProperty?: string; unevaluatedProperty?: string } | undefined;
   const extra = params?.additionalProperty ?? params?.unevaluatedProperty;
   return `${where} ${first.message ?? 'is invalid'}${extra ? `: "${extra}"` : ''}`;
+}
+
+/** The idempotency content identity of a request body: SHA-256 of its canonical form. */
+export function contentDigest(value: unknown): string {
+  return createHash('sha256').update(canonicalJson(value)).digest('hex');
 }
 
 /** Sorted keys, no spaces, raw JSON verbatim: equal content gives equal text. */

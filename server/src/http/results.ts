@@ -2,13 +2,15 @@
  * @module
  * The result seam over HTTP (spec/README.md, The result log): `POST /v1/queues/{queue_id}/results`
  * appends one result to the log. `result` and `details` are kept as the exact JSON text that was sent.
+ * `publishInput` and `publishKey` are the one reading of a result to publish, shared with the batch
+ * route (results-batch.ts).
  */
-import { validatePublishResultRequest } from '@orbit/generated';
-import { isRawJson, type RawJson } from '@orbit/spec/codec';
+import { type PublishResultMembers, validatePublishResultRequest } from '@orbit/generated';
+import { isCanonicalUint64, isRawJson, type RawJson } from '@orbit/spec/codec';
 import { OrbitError } from '@orbit/spec/errors';
 import { MAX_EVENT_PAYLOAD_BYTES } from '@orbit/spec/protocol';
 import type { Hono } from 'hono';
-import type { ResultRecord } from '../store/store.ts';
+import type { ResultInput, ResultRecord, WriteKey } from '../store/store.ts';
 import { eventJson } from '../wire/json.ts';
 import { writeKey, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
@@ -21,6 +23,47 @@ function raw(value: unknown): RawJson | undefined {
   return value;
 }
 
+/**
+ * The store's input for one schema-valid result to publish, after the rules the schema cannot say
+ * (`details` an object, the uint64 range, the payload limit). `at` is the item's JSON pointer in
+ * the body (`''` for a single publish, `/items/3` in a batch), for the error message.
+ */
+export function publishInput(queueId: string, value: PublishResultMembers, at = ''): ResultInput {
+  const details = raw(value.details);
+  const result = raw(value.result);
+  if (details !== undefined && !details.text.trimStart().startsWith('{'))
+    throw new OrbitError('INVALID_ARGUMENT', `${at}/details must be an object`);
+  if (!isCanonicalUint64(value.task_revision))
+    throw new OrbitError('INVALID_ARGUMENT', `${at}/task_revision must be a canonical uint64 decimal string`);
+  const payload = Buffer.byteLength(details?.text ?? '') + Buffer.byteLength(result?.text ?? '');
+  if (payload > MAX_EVENT_PAYLOAD_BYTES) {
+    throw new OrbitError(
+      'INVALID_ARGUMENT',
+      `${at === '' ? '' : `${at}: `}result and details together are ${payload} bytes; at most ${MAX_EVENT_PAYLOAD_BYTES} fit in one event.deliver frame`,
+    );
+  }
+  const { type, task_id, task_revision, effect_uncertain, current_attempt_id } = value;
+  return {
+    queueId,
+    type,
+    taskId: task_id,
+    taskRevision: task_revision,
+    ...(details !== undefined ? { details } : {}),
+    ...(result !== undefined ? { result } : {}),
+    ...(effect_uncertain !== undefined ? { effectUncertain: effect_uncertain } : {}),
+    ...(current_attempt_id !== undefined ? { currentAttemptId: current_attempt_id } : {}),
+  };
+}
+
+/**
+ * The key of one publish: its first answer is 201 with `{event}`. Single and batch publishes store
+ * the same answer under the same scope, so a key replays across the two routes (spec/README.md,
+ * Batch publish).
+ */
+export function publishKey(key: string, digest: string): WriteKey<ResultRecord> {
+  return writeKey(key, digest, 201, (event: ResultRecord) => ({ event: eventJson(event) }));
+}
+
 export function resultRoutes(app: Hono<AppEnv>, { store, authorize }: RouteContext): void {
   app.post('/v1/queues/:queue/results', async (c) => {
     const who = await authorize(c.req.raw, 'PublishResult');
@@ -29,33 +72,7 @@ export function resultRoutes(app: Hono<AppEnv>, { store, authorize }: RouteConte
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const key = idempotencyKey(c.req.header('idempotency-key'));
     const body = await readJsonBody(c.req.raw, validatePublishResultRequest, 'PublishResultRequest');
-    const details = raw(body.value.details);
-    const result = raw(body.value.result);
-    if (details !== undefined && !details.text.trimStart().startsWith('{'))
-      throw new OrbitError('INVALID_ARGUMENT', '/details must be an object');
-    const payload = Buffer.byteLength(details?.text ?? '') + Buffer.byteLength(result?.text ?? '');
-    if (payload > MAX_EVENT_PAYLOAD_BYTES) {
-      throw new OrbitError(
-        'INVALID_ARGUMENT',
-        `result and details together are ${payload} bytes; at most ${MAX_EVENT_PAYLOAD_BYTES} fit in one event.deliver frame`,
-      );
-    }
-    const { type, task_id, task_revision, effect_uncertain, current_attempt_id } = body.value;
-    const input = {
-      queueId,
-      type,
-      taskId: task_id,
-      taskRevision: task_revision,
-      ...(details !== undefined ? { details } : {}),
-      ...(result !== undefined ? { result } : {}),
-      ...(effect_uncertain !== undefined ? { effectUncertain: effect_uncertain } : {}),
-      ...(current_attempt_id !== undefined ? { currentAttemptId: current_attempt_id } : {}),
-    };
-    const written = await store.publishResult(
-      who,
-      input,
-      writeKey(key, body.digest, 201, (event: ResultRecord) => ({ event: eventJson(event) })),
-    );
+    const written = await store.publishResult(who, publishInput(queueId, body.value), publishKey(key, body.digest));
     return writtenResponse(c.get('requestId'), written);
   });
 }

@@ -41,6 +41,7 @@ export type { ClaimOutcome, ClaimRequest, Claimed, Skipped } from './claims.ts';
 export type { SweepReport } from './sweep.ts';
 export type { Readiness } from './health.ts';
 export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
+export type { PublishOutcome };
 
 async function deploymentSecret(db: Database): Promise<string> {
   await db.transaction(async (tx) => {
@@ -187,6 +188,33 @@ export class Store {
     });
     if ('error' in outcome) throw outcome.error;
     return outcome.written;
+  }
+
+  /**
+   * A batch publish (spec/README.md, Batch publish): every item is a publish of its own key, the
+   * keys are distinct, and the batch commits as one group of its own (never split, never merged
+   * with the seam's other groups). Each item gets its own outcome; this node's waiting sessions
+   * are woken once.
+   */
+  async publishResults(
+    principal: Principal,
+    queueId: string,
+    items: readonly { readonly input: ResultInput; readonly write: WriteKey<ResultRecord> }[],
+  ): Promise<PublishOutcome[]> {
+    if (items.some((item) => item.input.queueId !== queueId)) throw new Error('every item of a batch publishes to its queue');
+    subscriptions.requireQueue(principal, queueId);
+    if (items.length === 0) return [];
+    const outcomes = await publishAll(
+      this.db,
+      items.map(({ input, write }) => ({
+        scope: scopeOf(principal.credentialId, `publish:${queueId}`, write),
+        input,
+        render: write.render,
+      })),
+    );
+    const head = highestAppended(outcomes);
+    if (head !== undefined) this.notifyAppended(head);
+    return outcomes;
   }
 
   /** Removes results below `beforeSequence` (retention); see `retention.ts`. */
