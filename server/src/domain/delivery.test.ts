@@ -4,6 +4,9 @@ import { CAPACITY } from '@orbit/spec/protocol';
 import { isRefused } from './decision.ts';
 import {
   claimRoom,
+  REFILL_WAIT_MS,
+  refillRoom,
+  wantsClaim,
   countsAsPending,
   decideAck,
   decideCapacity,
@@ -274,5 +277,40 @@ describe('claimRoom', () => {
 describe('redeliveryPolicy', () => {
   it('is made of the two backoff settings', () => {
     expect(redeliveryPolicy({ redeliveryBackoffMs: 100, redeliveryBackoffMaxMs: 5000 })).toEqual({ backoffMs: 100, backoffMaxMs: 5000 });
+  });
+});
+
+describe('when a connection claims again', () => {
+  const connection = fc.record({
+    capacity: fc.integer({ min: CAPACITY.min, max: CAPACITY.max }),
+    held: fc.integer({ min: 0, max: CAPACITY.max }),
+    room: fc.integer({ min: 0, max: 8 }),
+    partialForMs: fc.option(fc.double({ min: 0, max: 100, noNaN: true }), { nil: null }),
+  });
+
+  it('never without room; at any room when it holds nothing; at a refill of half its capacity (at most 4) otherwise (property)', () => {
+    fc.assert(
+      fc.property(connection, (c) => {
+        const wants = wantsClaim(c);
+        if (c.room === 0) expect(wants).toBe(false);
+        else if (c.held === 0 || c.room >= Math.min(4, Math.ceil(c.capacity / 2))) expect(wants).toBe(true);
+        else expect(wants).toBe(c.partialForMs !== null && c.partialForMs >= REFILL_WAIT_MS);
+      }),
+    );
+  });
+
+  it('claims any partial window once it has waited REFILL_WAIT_MS: no consumer waits longer for room it has (property)', () => {
+    fc.assert(
+      fc.property(connection, (c) => {
+        fc.pre(c.room > 0);
+        expect(wantsClaim({ ...c, partialForMs: REFILL_WAIT_MS })).toBe(true);
+      }),
+    );
+  });
+
+  it('keeps capacity 1 and 2 as before: any free slot is a refill', () => {
+    expect(refillRoom(1)).toBe(1);
+    expect(refillRoom(2)).toBe(1);
+    expect(refillRoom(32)).toBe(4);
   });
 });

@@ -95,6 +95,28 @@ export function claimRoom(connection: { writable: number; capacity: number; held
   return Math.max(0, Math.min(connection.writable, free));
 }
 
+/** How long a connection with a partial window waits for a refill's worth of room (see `wantsClaim`). */
+export const REFILL_WAIT_MS = 5;
+
+/** The room a connection that holds deliveries waits for: half its capacity, at most half the write queue of 8. */
+export function refillRoom(capacity: number): number {
+  return Math.max(1, Math.min(4, Math.ceil(capacity / 2)));
+}
+
+/**
+ * Whether a connection should take part in a claim now (spec/README.md, "The event engine
+ * (`orbit.events.v1`)"). One that holds nothing claims at any room. One that holds deliveries
+ * claims once a refill's worth of room is free, not at every slot an ACK frees: a claim costs the
+ * same round trips for one delivery as for many. A partial window is claimed as well once it has
+ * waited `REFILL_WAIT_MS`, so a consumer that waits for its whole window before it ACKs is held up
+ * no longer than that.
+ */
+export function wantsClaim(connection: { room: number; held: number; capacity: number; partialForMs: number | null }): boolean {
+  if (connection.room <= 0) return false;
+  if (connection.held <= 0 || connection.room >= refillRoom(connection.capacity)) return true;
+  return connection.partialForMs !== null && connection.partialForMs >= REFILL_WAIT_MS;
+}
+
 export function newDelivery(fields: {
   id: string;
   subscriptionId: string;

@@ -12,7 +12,7 @@ import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spe
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
 import { decideConsumeAccess } from '../domain/access.ts';
-import { claimRoom, type RedeliveryPolicy } from '../domain/delivery.ts';
+import { claimRoom, REFILL_WAIT_MS, refillRoom, wantsClaim, type RedeliveryPolicy } from '../domain/delivery.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import type { AckAnswer, ClaimOutcome, Claimed, Principal, Store } from '../store/store.ts';
@@ -71,6 +71,7 @@ export class Session implements Claimant, ClaimMember {
   /** Held deliveries whose ACK is waiting in the ACK batcher or committing. */
   private readonly acking = new Set<string>();
   private writing = 0;
+  private partialSince: number | null = null; // since when room has been below a refill's worth (`wantsClaim`)
   /** Whether the socket is corked until the end of this turn (see `cork`). */
   private corked = false;
   private closing = false;
@@ -109,7 +110,15 @@ export class Session implements Claimant, ClaimMember {
 
   wants(): boolean {
     if (this.sessionId === null || this.closing || !this.enabled) return false;
-    return this.room() > 0;
+    const room = this.room();
+    const held = this.capacity - this.free();
+    if (room <= 0 || held <= 0 || room >= refillRoom(this.capacity)) this.partialSince = null;
+    else if (this.partialSince === null) {
+      this.partialSince = performance.now();
+      setTimeout(() => this.deps.pool.wake(), REFILL_WAIT_MS).unref();
+    }
+    const partialForMs = this.partialSince === null ? null : performance.now() - this.partialSince;
+    return wantsClaim({ room, held, capacity: this.capacity, partialForMs });
   }
 
   /**
