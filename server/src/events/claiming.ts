@@ -139,6 +139,12 @@ export async function followUpClaim<M extends ClaimMember & Claimant>(
         claimFailed(deps, plan.sessions, result.error);
         return turn.end('done');
       }
+      if (result.kind !== 'claimed') {
+        // An outcome that ends the sessions (history expired, retired) reaches them after the
+        // replies to their group's ACKs, which committed: an ACK is never left without its reply.
+        setImmediate(() => settleClaim(deps, plan.sessions, result));
+        return turn.end('done');
+      }
       turn.end(settleClaim(deps, plan.sessions, result) ? 'more' : 'done');
     },
   };
