@@ -25,8 +25,14 @@ function recordTransactions(server: TestServer): { on: boolean; transactions: st
         dialect: tx.dialect,
         phrases: tx.phrases,
         galera: tx.galera,
-        all: (sql, params) => (statements.push(`${sql} ${JSON.stringify(params ?? [])}`), tx.all(sql, params)),
-        run: (sql, params) => (statements.push(`${sql} ${JSON.stringify(params ?? [])}`), tx.run(sql, params)),
+        all: (sql, params) => {
+          statements.push(`${sql} ${JSON.stringify(params ?? [])}`);
+          return tx.all(sql, params);
+        },
+        run: (sql, params) => {
+          statements.push(`${sql} ${JSON.stringify(params ?? [])}`);
+          return tx.run(sql, params);
+        },
       };
       return fn(traced);
     }, options);
@@ -106,9 +112,10 @@ describe.each(STORES)('ACK + claim on %s', (kind) => {
     await s.ack(await s.deliver());
   });
 
-  it.runIf(kind === 'mysql')(
-    'an ACK does not wait for a lock on the subscription row; the pool claims once the lock is released',
-    async () => {
+  // Row locks are MySQL's: SQLite's single writer has no lock for an ACK to wait on, so the case
+  // exists on MySQL only (rather than as a skipped case on SQLite).
+  if (kind === 'mysql')
+    it('an ACK does not wait for a lock on the subscription row; the pool claims once the lock is released', async () => {
       const sub = await subscribe(server.url, token, queueId);
       const s = await TestSocket.open(server.url, token);
       sockets.push(s);
@@ -138,6 +145,5 @@ describe.each(STORES)('ACK + claim on %s', (kind) => {
         await other.close();
       }
       await s.ack(await s.deliver());
-    },
-  );
+    });
 });
