@@ -46,7 +46,27 @@ module.exports = {
         'into one of them turns the arrow around (and drags their I/O into the pure layer).',
       severity: 'error',
       from: { path: '^server/src/domain/' },
-      to: { path: '^server/src/(store|http|events|wire)/' },
+      to: { path: '^server/src/(store|engine|http|events|wire)/' },
+    },
+    {
+      name: 'engine-calls-nothing-above',
+      comment:
+        'server/src/engine holds the units of work of delivery (spec/README.md, "The delivery engine"): each plans one ' +
+        'transaction from domain/ decisions, runs it through the store, and returns a plain value of what to send. The ' +
+        'WebSocket gateway decides when to run one and writes what it returns; an engine that called back into a ' +
+        'transport (or the wire mappers, operations, the CLI) would put frame I/O back inside transactions.',
+      severity: 'error',
+      from: { path: '^server/src/engine/' },
+      to: { path: ['^server/src/(events|http|wire|ops|cli|console)/', NPM_TRANSPORT] },
+    },
+    {
+      name: 'store-not-engine',
+      comment:
+        'The store loads and saves; it never calls the engine or a transport that stand on it. Its statements are ' +
+        'grouped into round trips by the engine, not the other way round.',
+      severity: 'error',
+      from: { path: '^server/src/store/' },
+      to: { path: '^server/src/(engine|events|http)/' },
     },
     {
       name: 'spec-is-the-ground-floor',

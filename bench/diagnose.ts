@@ -24,14 +24,21 @@ const publisher = await WorkerClient.start('publisher');
 const db = await freshDatabase(kind as StoreKind);
 const bench = await E2eBench.start(db, consumer, publisher, kind === 'mysql' ? findPid('mariadbd') : null);
 const store = bench.server.orbit.store as any;
-const claims: { ms: number; items: number }[] = [];
+const engine = bench.server.orbit.engine as any;
+/** Turns that leased or tried to (`items`: deliveries; -1: the subscription was not open), and their ACKs. */
+const claims: { ms: number; items: number; acks: number }[] = [];
 const txs: { ms: number }[] = [];
 let recording = false;
-const claim = store.claim.bind(store);
-store.claim = async (request: unknown) => {
+const turn = engine.turn.bind(engine);
+engine.turn = async (request: any) => {
   const t0 = performance.now();
-  const outcome = await claim(request);
-  if (recording) claims.push({ ms: performance.now() - t0, items: outcome.kind === 'claimed' ? outcome.items.length : -1 });
+  const outcome = await turn(request);
+  if (recording)
+    claims.push({
+      ms: performance.now() - t0,
+      items: request.sessions.length === 0 ? -2 : outcome.state.kind === 'open' ? outcome.leased.length : -1,
+      acks: request.acks.length,
+    });
   return outcome;
 };
 const statements = new Map<string, number[]>();
@@ -47,6 +54,22 @@ const record = (k: string, ms: number) => {
 const timed = (tx: any, prefix = '') => ({
   dialect: tx.dialect,
   phrases: tx.phrases,
+  async batch(statements: any[]) {
+    const t0 = performance.now();
+    try {
+      return await tx.batch(statements);
+    } finally {
+      record(`${prefix}[round trip] ${statements.map((s) => key(s.sql).slice(0, 28)).join(' | ')}`, performance.now() - t0);
+    }
+  },
+  async finish(statements: any[]) {
+    const t0 = performance.now();
+    try {
+      return await tx.finish(statements);
+    } finally {
+      record(`${prefix}[round trip + COMMIT] ${statements.map((s) => key(s.sql).slice(0, 28)).join(' | ')}`, performance.now() - t0);
+    }
+  },
   async all(sql: string, params?: unknown[]) {
     const t0 = performance.now();
     try {
@@ -111,7 +134,9 @@ try {
     profiler.disconnect();
   }
   const seconds = 3.75 + 0; // claims/txs are recorded over warm-up + window
-  const nonEmpty = claims.filter((x) => x.items > 0);
+  const ackOnly = claims.filter((x) => x.items === -2);
+  const leasing = claims.filter((x) => x.items !== -2);
+  const nonEmpty = leasing.filter((x) => x.items > 0);
   console.log(JSON.stringify(c));
   console.log(
     `events/s ${sample.eventsPerS.toFixed(0)}; cpu µs/event ${JSON.stringify(Object.fromEntries(Object.entries(sample.cpuUsPerEvent).map(([k, v]) => [k, Math.round(v)])))}`,
@@ -123,7 +148,7 @@ try {
       `sqlite commits/s ${((commitsAfter - commitsBefore) / 3.75).toFixed(0)} (transactions/s ${(txs.length / 3.75).toFixed(0)})`,
     );
   console.log(
-    `claims/s ${(claims.length / seconds).toFixed(0)} (empty ${claims.filter((x) => x.items === 0).length}), items per non-empty claim median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}`,
+    `turns/s ${(claims.length / seconds).toFixed(0)}: leasing ${(leasing.length / seconds).toFixed(0)} (empty ${leasing.filter((x) => x.items === 0).length}), ACK-only ${(ackOnly.length / seconds).toFixed(0)}; deliveries per non-empty turn median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}; ACKs per turn mean ${(claims.reduce((s, x) => s + x.acks, 0) / Math.max(1, claims.length)).toFixed(1)}`,
   );
   console.log(
     `transaction start wait (pool + BEGIN) ms p50 ${percentile(
@@ -141,7 +166,7 @@ try {
     );
   }
   console.log(
-    `claim ms p50 ${percentile(
+    `turn ms p50 ${percentile(
       claims.map((x) => x.ms),
       50,
     ).toFixed(2)} p99 ${percentile(

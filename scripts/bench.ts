@@ -476,16 +476,6 @@ async function main(): Promise<void> {
     const find = (label: string) => e2e.find((r) => e2eLabel(r.c) === label);
     const m4 = find('mysql in-process 1 sub × 4 conn × cap 32');
     const m16 = find('mysql in-process 1 sub × 16 conn × cap 32');
-    const jsw = jetstream.window?.eventsPerS;
-    if (m4 && jsw) {
-      const ratio = m4.eventsPerS / jsw;
-      bars.push({
-        name: 'e2e mysql 4 conn × cap 32 vs JetStream windowed AckSync',
-        target: '≥ 0.25×',
-        actual: `${ratio.toFixed(2)}×`,
-        pass: ratio >= 0.25,
-      });
-    }
     if (m4 && m16)
       bars.push({
         name: '16 competing conns on 1 sub vs 4 conns (mysql, cap 32)',
@@ -522,9 +512,9 @@ async function main(): Promise<void> {
     if (memoryMysql !== undefined)
       bars.push({
         name: 'idle session RSS (mysql, orbit serve)',
-        target: '≤ 50 KiB',
+        target: '≤ 32 KiB',
         actual: `${memoryMysql.toFixed(1)} KiB`,
-        pass: memoryMysql < 0 ? null : memoryMysql <= 50,
+        pass: memoryMysql < 0 ? null : memoryMysql <= 32,
       });
 
     // --- output -------------------------------------------------------------------------------
@@ -600,9 +590,10 @@ function cpuSum(cpu: Record<string, number> | undefined, keys: readonly string[]
 }
 
 /**
- * The performance bars: throughput against JetStream, CPU per event, cross-node latency and the
- * idle load it costs, and the management API against a bare route. A bar whose rows the run did
- * not measure is left out.
+ * The performance bars of the delivery engine (docs/benchmarks.md, "The bars"): throughput against JetStream in the same
+ * run, CPU per event (total and mariadbd's), the seam's server CPU, cross-node latency and the
+ * idle load it costs. The management rows stay measured but are not bars. A bar whose rows the run
+ * did not measure is left out.
  */
 function performanceBars(r: {
   e2e: (label: string) => E2eResult | undefined;
@@ -618,46 +609,48 @@ function performanceBars(r: {
     bars.push({ name, target: `≥ ${target.toFixed(2)}×`, actual: `${ratio.toFixed(2)}×`, pass: ratio >= target });
   };
   const { window: jsw, single: js1 } = r.jetstream;
-  ratioBar('e2e mysql in-process 1 × 4 × 32 vs JetStream windowed', 'mysql in-process 1 sub × 4 conn × cap 32', jsw, 0.8);
-  ratioBar('e2e mysql HTTP seam 1 × 4 × 32 vs JetStream windowed', 'mysql http 1 sub × 4 conn × cap 32', jsw, 0.5);
-  ratioBar('e2e sqlite HTTP seam 1 × 4 × 32 vs JetStream windowed', 'sqlite http 1 sub × 4 conn × cap 32', jsw, 0.4);
-  // The seam's bars again for producers that batch (spec/README.md, Batch publish): the same
-  // route family, 100 results per request.
+  const inProcess = 'mysql in-process 1 sub × 4 conn × cap 32';
+  ratioBar('e2e mysql in-process 1 × 4 × 32 vs JetStream windowed', inProcess, jsw, 0.6);
+  const orbitCpu = cpuSum(r.e2e(inProcess)?.median.cpuUsPerEvent, ['server', 'db', 'consumer']);
+  const jsCpu = cpuSum(jsw?.median.cpuUsPerEvent, ['consumer', 'nats', 'publisher+bench']);
+  if (orbitCpu !== undefined && jsCpu !== undefined)
+    bars.push({
+      name: 'total CPU per event, mysql in-process 1 × 4 × 32 (s+d+c) vs JetStream (c+n+p)',
+      target: '≤ 2.00×',
+      actual: `${(orbitCpu / jsCpu).toFixed(2)}× (${orbitCpu.toFixed(0)} vs ${jsCpu.toFixed(0)} µs)`,
+      pass: orbitCpu / jsCpu <= 2,
+    });
+  const mariadb = r.e2e(inProcess)?.median.cpuUsPerEvent.db;
+  if (mariadb !== undefined && Number.isFinite(mariadb))
+    bars.push({
+      name: 'mariadbd CPU per event, mysql in-process 1 × 4 × 32',
+      target: '≤ 200 µs',
+      actual: `${mariadb.toFixed(0)} µs`,
+      pass: mariadb <= 200,
+    });
   ratioBar(
     `e2e mysql HTTP seam, batch ${BATCH_ITEMS}, 1 × 4 × 32 vs JetStream windowed`,
     `mysql http batch ${BATCH_ITEMS} 1 sub × 4 conn × cap 32`,
     jsw,
-    0.5,
+    0.45,
   );
+  ratioBar('e2e mysql HTTP seam 1 × 4 × 32 vs JetStream windowed', 'mysql http 1 sub × 4 conn × cap 32', jsw, 0.3);
+  const seam = r.e2e('mysql http 1 sub × 4 conn × cap 32')?.median.cpuUsPerEvent.server;
+  if (seam !== undefined && Number.isFinite(seam))
+    bars.push({
+      name: 'server CPU per published event, mysql HTTP seam 1 × 4 × 32',
+      target: '≤ 250 µs',
+      actual: `${seam.toFixed(0)} µs`,
+      pass: seam <= 250,
+    });
+  ratioBar('e2e sqlite in-process 1 × 4 × 32 vs JetStream windowed', 'sqlite in-process 1 sub × 4 conn × cap 32', jsw, 0.5);
   ratioBar(
     `e2e sqlite HTTP seam, batch ${BATCH_ITEMS}, 1 × 4 × 32 vs JetStream windowed`,
     `sqlite http batch ${BATCH_ITEMS} 1 sub × 4 conn × cap 32`,
     jsw,
-    0.4,
+    0.35,
   );
   ratioBar('e2e mysql in-process 1 × 1 × 1 vs JetStream one at a time', 'mysql in-process 1 sub × 1 conn × cap 1', js1, 0.3);
-  for (const [name, label] of [
-    ['mysql HTTP seam 1 × 4 × 32', 'mysql http 1 sub × 4 conn × cap 32'],
-    [`mysql HTTP seam, batch ${BATCH_ITEMS}, 1 × 4 × 32`, `mysql http batch ${BATCH_ITEMS} 1 sub × 4 conn × cap 32`],
-  ] as const) {
-    const seam = r.e2e(label)?.median.cpuUsPerEvent.server;
-    if (seam !== undefined && Number.isFinite(seam))
-      bars.push({
-        name: `server CPU per published event, ${name}`,
-        target: '≤ 250 µs',
-        actual: `${seam.toFixed(0)} µs`,
-        pass: seam <= 250,
-      });
-  }
-  const orbitCpu = cpuSum(r.e2e('mysql in-process 1 sub × 4 conn × cap 32')?.median.cpuUsPerEvent, ['server', 'db', 'consumer']);
-  const jsCpu = cpuSum(jsw?.median.cpuUsPerEvent, ['consumer', 'nats', 'publisher+bench']);
-  if (orbitCpu !== undefined && jsCpu !== undefined)
-    bars.push({
-      name: 'total CPU per event, mysql in-process 4 × 32 (s+d+c) vs JetStream (c+n+p)',
-      target: '≤ 1.50×',
-      actual: `${(orbitCpu / jsCpu).toFixed(2)}× (${orbitCpu.toFixed(0)} vs ${jsCpu.toFixed(0)} µs)`,
-      pass: orbitCpu / jsCpu <= 1.5,
-    });
   const two = r.latencies.find((l) => l.label === 'mysql two nodes');
   if (two)
     bars.push({
@@ -674,18 +667,19 @@ function performanceBars(r: {
       actual: `${r.idle.statementsPerS.toFixed(1)}/s`,
       pass: null,
     });
+  // Management calls are rare: measured beside a bare route, no longer bars.
   for (const [kind, m] of r.management) {
     bars.push({
       name: `GET /v1/subscriptions/{id} vs bare route (${kind})`,
-      target: '≥ 0.80×',
+      target: 'measured',
       actual: `${m.get.toFixed(2)}×`,
-      pass: m.get >= 0.8,
+      pass: null,
     });
     bars.push({
       name: `POST /v1/subscriptions vs bare route (${kind})`,
-      target: '≥ 0.30×',
+      target: 'measured',
       actual: `${m.create.toFixed(2)}×`,
-      pass: m.create >= 0.3,
+      pass: null,
     });
   }
 }

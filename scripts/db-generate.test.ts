@@ -14,15 +14,24 @@ const work = await mkdtemp(path.join(tmpdir(), 'orbit-db-generate-'));
 
 afterAll(() => rm(work, { recursive: true, force: true }));
 
-/** A copy of `dialect`'s migrations without the newest one, as if it had never been generated. */
+/**
+ * A copy of `dialect`'s migrations without the newest one that changed the schema (and any data
+ * migrations after it), as if it had never been generated.
+ */
 async function withoutNewest(dialect: (typeof DIALECTS)[number]): Promise<string> {
   const copy = path.join(work, dialect);
   await cp(path.join(migrations, dialect), copy, { recursive: true });
   const journalFile = path.join(copy, 'meta', '_journal.json');
   const journal = JSON.parse(await readFile(journalFile, 'utf8')) as { entries: { idx: number; tag: string }[] };
-  const newest = journal.entries.pop()!;
-  await rm(path.join(copy, `${newest.tag}.sql`));
-  await rm(path.join(copy, 'meta', `${String(newest.idx).padStart(4, '0')}_snapshot.json`));
+  const snapshot = (idx: number) => path.join(copy, 'meta', `${String(idx).padStart(4, '0')}_snapshot.json`);
+  const tables = async (idx: number) => JSON.stringify((JSON.parse(await readFile(snapshot(idx), 'utf8')) as { tables: unknown }).tables);
+  for (;;) {
+    const newest = journal.entries.pop()!;
+    const changed = (await tables(newest.idx)) !== (await tables(journal.entries[journal.entries.length - 1]!.idx));
+    await rm(path.join(copy, `${newest.tag}.sql`));
+    await rm(snapshot(newest.idx));
+    if (changed) break;
+  }
   await writeFile(journalFile, JSON.stringify(journal, null, 2));
   return copy;
 }

@@ -59,6 +59,11 @@ const FILES: Record<string, string> = {
     "import type { Store } from '../store/store.ts'; // breaks domain-no-outer-layers (type-only counts)\nexport type S = Store;\n",
   'server/src/store/store.ts': "import { decide } from '../domain/rules.ts';\nexport interface Store { decide: typeof decide }\n",
   'server/src/store/claims.ts': "import type { Store } from './store.ts';\nexport type Claims = Store;\n",
+  'server/src/store/up.ts': "import '../engine/turn.ts'; // breaks store-not-engine\n",
+  'server/src/engine/turn.ts':
+    "import { decide } from '../domain/rules.ts';\nimport type { Claims } from '../store/claims.ts';\n" +
+    'export const turn = (claims: Claims) => [decide, claims];\n',
+  'server/src/engine/up.ts': "import '../events/gateway.ts'; // breaks engine-calls-nothing-above\n",
   'server/src/wire/json.ts': "import { decide } from '../domain/rules.ts';\nexport const render = decide;\n",
   'server/src/wire/up.ts': "import 'hono';\nimport '../events/gateway.ts'; // breaks wire-no-transport twice\n",
   'server/src/http/app.ts':
@@ -68,7 +73,8 @@ const FILES: Record<string, string> = {
   'server/src/events/gateway.ts':
     "import 'ws';\nimport type { Store } from '../store/store.ts';\nimport { render } from '../wire/json.ts';\n" +
     "import type { Claims } from '../store/claims.ts'; // breaks transport-store-facade-only\n" +
-    'export const gateway = (store: Store, claims: Claims) => [render, store, claims];\n',
+    "import { turn } from '../engine/turn.ts';\n" +
+    'export const gateway = (store: Store, claims: Claims) => [render, store, claims, turn];\n',
   'server/src/events/up.ts': "import '../http/app.ts'; // breaks events-not-http\n",
 
   'client/src/index.ts':
@@ -95,6 +101,8 @@ const EXPECTED = [
   'wire-no-transport: server/src/wire/up.ts → node_modules/hono/dist/index.js',
   'wire-no-transport: server/src/wire/up.ts → server/src/events/gateway.ts',
   'no-circular: bench/a.ts → bench/b.ts',
+  'engine-calls-nothing-above: server/src/engine/up.ts → server/src/events/gateway.ts',
+  'store-not-engine: server/src/store/up.ts → server/src/engine/turn.ts',
 ];
 
 let root: string;

@@ -14,6 +14,7 @@ import type { Hono } from 'hono';
 import type { ListenAddress, Settings } from './config.ts';
 import { createHttpApp, createMetricsApp, normalizeBasePath, type AppEnv, type MetricsEndpoint } from './http/app.ts';
 import { CONNECT_PATH } from '@orbit/spec/protocol';
+import { DeliveryEngine } from './engine/engine.ts';
 import { EventGateway } from './events/gateway.ts';
 import { receiptRetentionJob, retentionJob, sweepJob, type PeriodicJob } from './ops/jobs.ts';
 import type { Log } from './ops/log.ts';
@@ -59,9 +60,10 @@ export interface Orbit {
   close(): Promise<void>;
 }
 
-/** One node's Orbit with what the repository's own tools reach into: the store, metrics and jobs. */
+/** One node's Orbit with what the repository's own tools reach into: the store, the engine, metrics and jobs. */
 export interface OrbitNode extends Orbit {
   readonly store: Store;
+  readonly engine: DeliveryEngine;
   readonly metrics: OrbitMetrics;
   /** Background jobs of this node: the lease sweep, receipt expiry and, when configured, retention. */
   readonly jobs: readonly PeriodicJob[];
@@ -84,7 +86,8 @@ export function assembleOrbit(options: OrbitOptions & { readonly store: Store; r
     backlogLimit: settings.metricsBacklogLimit,
     nodeTtlMs: settings.nodeTtlMs,
   });
-  const gateway = new EventGateway(store, settings, log, metrics, connectPath);
+  const engine = new DeliveryEngine(store.db, store.clock);
+  const gateway = new EventGateway(store, engine, settings, log, metrics, connectPath);
   metrics.bindEngine({
     connections: () => gateway.connectionCount,
     sessions: () => gateway.sessionCount,
@@ -115,7 +118,7 @@ export function assembleOrbit(options: OrbitOptions & { readonly store: Store; r
   const metricsApp =
     settings.metricsListen && endpoint ? createMetricsApp({ requestTimeoutMs: settings.requestTimeoutMs }, endpoint, http) : null;
 
-  const deps = { store, settings, log, metrics, onRecovered: () => gateway.wake() };
+  const deps = { store, engine, settings, log, metrics, onRecovered: () => gateway.wake() };
   const jobs = [sweepJob(deps), retentionJob(deps), receiptRetentionJob(deps)].filter((job): job is PeriodicJob => job !== null);
   for (const job of jobs) job.start();
 
@@ -129,6 +132,7 @@ export function assembleOrbit(options: OrbitOptions & { readonly store: Store; r
     connectPath,
     metricsApp,
     store,
+    engine,
     metrics,
     jobs,
     async appendResults(inputs) {

@@ -340,15 +340,19 @@ describe('event engine hardening on mysql only', () => {
     await s.hello(sub.id, 9);
     const delivered = [];
     for (let i = 0; i < 8; i++) delivered.push(await s.deliver());
-    // Hold every delivery row: the 8 ACKs wait in the database, and the socket's reads with them.
+    // Hold the subscription's row: the turn of the 8 ACKs waits for it in the database, and the
+    // socket's reads with it.
     await sql.query('START TRANSACTION');
-    await sql.query(`SELECT id FROM deliveries WHERE subscription_id = ? FOR UPDATE`, [sub.id]);
+    await sql.query('SELECT id FROM subscriptions WHERE id = ? FOR UPDATE', [sub.id]);
+    let held = true;
     try {
       for (const d of delivered)
         s.send('event.ack', { delivery_id: d.body.delivery.id, epoch: d.body.delivery.lease_epoch, lease_secret: d.body.lease_secret });
       await lockWaiters(1);
-      // A database failure for the next claim (capacity 9 leaves room for one): UNAVAILABLE and close.
+      // A database failure for that turn, once it has the row: UNAVAILABLE for its sessions, and close.
       await server.orbit.store.db.run('RENAME TABLE result_head TO result_head_gone');
+      await sql.query('ROLLBACK');
+      held = false;
       const error = await s.next((f) => f.type === 'error' && f.reply_to === undefined, 10_000);
       const closedAfter = performance.now();
       expect(error.error!.code).toBe('UNAVAILABLE');
@@ -356,7 +360,7 @@ describe('event engine hardening on mysql only', () => {
       // The peer's close frame is read at once, not after the 5 s write timeout.
       expect(performance.now() - closedAfter).toBeLessThan(1500);
     } finally {
-      await sql.query('ROLLBACK');
+      if (held) await sql.query('ROLLBACK');
       await server.orbit.store.db.run('RENAME TABLE result_head_gone TO result_head').catch(() => undefined);
     }
   });

@@ -276,7 +276,11 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       expect(raw.status).toBe(201);
       events.push(raw.json.data.event);
 
-      // Capacity 1: ACK two, keep the third LEASED by disconnecting, leave two PENDING.
+      // Results become deliveries when a session has room for them (spec/README.md, "The delivery
+      // engine"). Capacity 1: ACK two; the turn of the second ACK leases the third. Capacity 2: the
+      // last two. Once the three leases ran out, the sweep puts them back to PENDING; capacity 1
+      // again takes the first of them, which stays LEASED after the disconnect (no sweep runs in
+      // this file), and two stay PENDING.
       const socket = await connect(sub.id, 1);
       acked = [];
       for (let i = 0; i < 2; i++) {
@@ -284,8 +288,18 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
         expect((await socket.ack(frame)).type).toBe('ack');
         acked.push(frame);
       }
-      leased = await socket.deliver();
+      await socket.deliver();
       await disconnect(socket);
+      const rest = await connect(sub.id, 2);
+      await rest.deliver();
+      await rest.deliver();
+      await disconnect(rest);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect((await server.orbit.engine.sweep({ backoffMs: 0, backoffMaxMs: 0 }, 100)).pending).toBe(3);
+      const again = await connect(sub.id, 1);
+      leased = await again.deliver();
+      expect(leased.body.delivery).toMatchObject({ lease_epoch: '2', attempts: 2 });
+      await disconnect(again);
       // The other subscription gets its one delivery acknowledged.
       const other = await connect(otherSub.id, 1);
       const frame = await other.deliver();
@@ -333,7 +347,7 @@ describe.each(STORES)('results and deliveries over HTTP (%s)', (kind) => {
       expect(byState.LEASED![0]).toHaveProperty('lease_until');
       expect(byState.LEASED![0]).not.toHaveProperty('acknowledged_at');
       for (const d of byState.PENDING!) {
-        expect(d).toMatchObject({ lease_epoch: '0', attempts: 0, attempt_budget: 20 });
+        expect(d).toMatchObject({ lease_epoch: '1', attempts: 1, attempt_budget: 20 });
         expect(d).not.toHaveProperty('lease_until');
         expect(d).not.toHaveProperty('acknowledged_at');
       }

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RawJson, stringify } from '@orbit/spec/codec';
 import { expireReceipts } from '../src/store/idempotency.ts';
 import { publishAll } from '../src/store/publish.ts';
-import type { Database, Sql, TransactionOptions } from '../src/store/sql.ts';
+import type { Database, TransactionOptions, Tx } from '../src/store/sql.ts';
 import { Store, type Principal, type ResultInput } from '../src/store/store.ts';
 import { eventJson } from '../src/wire/json.ts';
 import { writeKey, writtenAnswer } from '../src/wire/receipts.ts';
@@ -194,18 +194,26 @@ describe.each(STORES)('receipt expiry and publish receipts in the store on %s', 
         // empty) receipts, so the other node's receipt for `taken` commits between its read and its write.
         let askedForHead!: () => void;
         const headAsked = new Promise<void>((resolve) => (askedForHead = resolve));
-        const watched = (tx: Sql): Sql => ({
+        const watch = (sql: string) => {
+          if (/FROM result_head/.test(sql) && /FOR UPDATE/.test(sql)) askedForHead();
+        };
+        const watched = (tx: Tx): Tx => ({
           dialect: tx.dialect,
           phrases: tx.phrases,
           galera: tx.galera ?? false,
           run: (sql, params) => tx.run(sql, params),
           all: (sql, params) => {
-            if (/FROM result_head/.test(sql) && /FOR UPDATE/.test(sql)) askedForHead();
+            watch(sql);
             return tx.all(sql, params);
           },
+          batch: (statements) => {
+            for (const statement of statements) watch(statement.sql);
+            return tx.batch(statements);
+          },
+          finish: (statements) => tx.finish(statements),
         });
         const db: Database = Object.assign(Object.create(store.db) as Database, {
-          transaction: <T>(fn: (tx: Sql) => Promise<T>, options?: TransactionOptions) =>
+          transaction: <T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions) =>
             store.db.transaction((tx) => fn(watched(tx)), options),
         });
         const group = publishAll(db, [request('taken'), request('fresh')]);

@@ -6,7 +6,7 @@
 import { stringify } from '@orbit/spec/codec';
 import type { ErrorCode } from '@orbit/spec/errors';
 import { newId } from '../crypto.ts';
-import type { Claimed } from '../store/store.ts';
+import type { Leased } from '../engine/engine.ts';
 import { deliveryJson, eventJson, iso } from '../wire/json.ts';
 
 function frame(type: string, fields: Record<string, unknown>): string {
@@ -39,7 +39,7 @@ export function welcomeFrame(args: {
   });
 }
 
-export function deliverFrame(sessionId: string, claimed: Claimed): string {
+export function deliverFrame(sessionId: string, claimed: Leased): string {
   return frame('event.deliver', {
     session_id: sessionId,
     body: { delivery: deliveryJson(claimed.delivery), event: eventJson(claimed.event), lease_secret: claimed.secret },

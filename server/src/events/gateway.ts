@@ -18,8 +18,10 @@ import type { Principal, Store } from '../store/store.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
 import { redeliveryPolicy } from '../domain/delivery.ts';
+import type { DeliveryEngine } from '../engine/engine.ts';
 import { ClaimPool } from './scheduler.ts';
 import { ACCESS_MAX_STALENESS_MS, AccessView } from './access.ts';
+import { Lane, type LaneDeps } from './lane.ts';
 import { CLOSE, Session, type SessionDeps } from './session.ts';
 
 const REASONS: Record<number, string> = {
@@ -78,6 +80,9 @@ export class EventGateway {
   });
   private readonly sessions = new Set<Session>();
   private readonly pool: ClaimPool;
+  /** The lane of each subscription that has sessions on this node. */
+  private readonly lanes = new Map<string, Lane>();
+  private readonly laneDeps: LaneDeps;
   private readonly deps: SessionDeps;
   /** Upgrades accepted by Orbit's checks whose WebSocket handshake has not finished. */
   private readonly pending = new Set<Duplex>();
@@ -94,6 +99,7 @@ export class EventGateway {
 
   constructor(
     private readonly store: Store,
+    engine: DeliveryEngine,
     private readonly settings: Settings,
     private readonly log: SessionDeps['log'],
     private readonly hooks?: EngineHooks,
@@ -106,13 +112,27 @@ export class EventGateway {
       () => this.boundSubscriptions(),
     );
     this.registered = this.register();
+    this.laneDeps = {
+      engine,
+      pool: this.pool,
+      access: this.access,
+      settings,
+      policy: redeliveryPolicy(settings),
+      log,
+      ...(hooks ? { hooks } : {}),
+    };
     this.deps = {
       store,
-      pool: this.pool,
+      engine,
+      lanes: {
+        join: (session) => this.joinLane(session),
+        leave: (session, lane) => this.leaveLane(session, lane),
+        markDirty: (id) => this.pool.markDirty(id),
+        wake: () => this.pool.wake(),
+      },
       access: this.access,
       node: this.registered,
       settings,
-      policy: redeliveryPolicy(settings),
       log,
       ...(hooks ? { hooks } : {}),
     };
@@ -137,6 +157,22 @@ export class EventGateway {
     this.timers.push(setInterval(() => void this.checkAccess(), ACCESS_MAX_STALENESS_MS));
     this.timers.push(setInterval(() => void this.heartbeat(), Math.max(100, Math.floor(settings.nodeTtlMs / 3))));
     for (const timer of this.timers) timer.unref();
+  }
+
+  private joinLane(session: Session): Lane {
+    let lane = this.lanes.get(session.subscriptionId);
+    if (!lane) {
+      lane = new Lane(session.applicationId, session.subscriptionId, session.subscription, this.laneDeps);
+      this.lanes.set(session.subscriptionId, lane);
+    }
+    lane.join(session);
+    return lane;
+  }
+
+  private leaveLane(session: Session, lane: Lane): void {
+    if (!lane.leave(session)) return;
+    this.pool.remove(lane);
+    if (this.lanes.get(session.subscriptionId) === lane) this.lanes.delete(session.subscriptionId);
   }
 
   /** Registers the node, retrying until the database answers (sessions wait for it). */

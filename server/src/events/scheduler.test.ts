@@ -1,28 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { ClaimPool, type Claimant } from './scheduler.ts';
+import { ClaimPool, type Slot, type Subject } from './scheduler.ts';
 
 function tick(ms = 0): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** A claimant whose claims stay open until the test releases them. */
-function claimant(app: string, sub: string, log: string[], gate: { open: boolean }): Claimant & { wanted: boolean; running: number } {
-  const c = {
+type TestSubject = Subject & { wanted: boolean; running: number; busyNow: boolean };
+
+/** A subscription whose claims stay open until the test releases them. */
+function subject(app: string, sub: string, log: string[], gate: { open: boolean }): TestSubject {
+  const s: TestSubject = {
     applicationId: app,
     subscriptionId: sub,
     wanted: true,
     running: 0,
-    wants: () => c.wanted,
-    async claim() {
-      c.running++;
+    busyNow: false,
+    wants: () => s.wanted,
+    busy: () => s.busyNow,
+    async claim(slot: Slot) {
+      s.running++;
       log.push(`${app}/${sub}`);
       while (!gate.open) await tick(1);
-      c.running--;
-      c.wanted = false;
-      return false;
+      s.running--;
+      s.wanted = false;
+      slot.end('done');
     },
   };
-  return c;
+  return s;
 }
 
 describe('claim pool', () => {
@@ -31,15 +35,16 @@ describe('claim pool', () => {
     const gate = { open: false };
     const pool = new ClaimPool();
     const all = [];
-    for (const app of ['a', 'b', 'c', 'd', 'e', 'f']) for (const sub of ['1', '2']) all.push(claimant(app, `${app}${sub}`, log, gate));
-    for (const c of all) pool.add(c);
+    for (const app of ['a', 'b', 'c', 'd', 'e', 'f']) for (const sub of ['1', '2']) all.push(subject(app, `${app}${sub}`, log, gate));
+    for (const s of all) pool.add(s);
     await tick(5);
-    const running = all.filter((c) => c.running > 0);
+    const running = all.filter((s) => s.running > 0);
     expect(running).toHaveLength(4);
-    expect(new Set(running.map((c) => c.applicationId)).size).toBe(4);
+    expect(new Set(running.map((s) => s.applicationId)).size).toBe(4);
+    expect(pool.depth).toBeGreaterThanOrEqual(4);
     gate.open = true;
-    for (let i = 0; i < 100 && all.some((c) => c.wanted); i++) await tick(2);
-    expect(all.every((c) => !c.wanted)).toBe(true);
+    for (let i = 0; i < 100 && all.some((s) => s.wanted); i++) await tick(2);
+    expect(all.every((s) => !s.wanted)).toBe(true);
     await pool.drain();
   });
 
@@ -53,7 +58,7 @@ describe('claim pool', () => {
       ['a', 'a3'],
       ['b', 'b1'],
     ] as const)
-      pool.add(claimant(app, sub, log, gate));
+      pool.add(subject(app, sub, log, gate));
     for (let i = 0; i < 50 && log.length < 4; i++) await tick(2);
     expect(
       log
@@ -66,112 +71,96 @@ describe('claim pool', () => {
   it('never claims for a subscription that is not dirty, and claims again once marked', async () => {
     const log: string[] = [];
     const pool = new ClaimPool();
-    const c = claimant('a', '1', log, { open: true });
-    pool.add(c);
+    const s = subject('a', '1', log, { open: true });
+    pool.add(s);
     await tick(5);
     expect(log).toEqual(['a/1']);
-    c.wanted = true;
+    s.wanted = true;
+    pool.wake();
     await tick(5);
     expect(log).toEqual(['a/1']);
     pool.markDirty('1');
     await tick(5);
     expect(log).toEqual(['a/1', 'a/1']);
   });
+
+  it('leaves a busy subscription (a turn outside the pool runs) until it is free, then claims', async () => {
+    const log: string[] = [];
+    const pool = new ClaimPool();
+    const s = subject('a', '1', log, { open: true });
+    s.busyNow = true;
+    pool.add(s);
+    await tick(5);
+    expect(log).toEqual([]);
+    s.busyNow = false;
+    pool.wake();
+    await tick(5);
+    expect(log).toEqual(['a/1']);
+  });
 });
 
-describe('claim pool groups', () => {
-  it('serves every wanting claimant of one subscription with one claim', async () => {
-    const calls: number[] = [];
-    const pool = new ClaimPool();
-    const make = () => {
-      const c = {
-        applicationId: 'a',
-        subscriptionId: 's',
-        wanted: true,
-        wants: () => c.wanted,
-        async claim(group: readonly unknown[]) {
-          calls.push(group.length + 1);
-          for (const member of [c, ...(group as (typeof c)[])]) member.wanted = false;
-          return false;
-        },
-      };
-      return c;
-    };
-    const members = [make(), make(), make()];
-    for (const m of members) pool.add(m);
-    await tick(5);
-    expect(calls).toEqual([3]);
-    expect(members.every((m) => !m.wanted)).toBe(true);
-  });
-
-  it('reserve: a turn for an ACK group counts against the same limits and excludes a running claim of the subscription', async () => {
+describe('claim pool reservations', () => {
+  it('reserve: a turn for waiting ACKs takes a place within the same limits, and excludes a running claim of the subscription', async () => {
     const log: string[] = [];
     const gate = { open: false };
     const pool = new ClaimPool({ inFlight: 4, perApplication: 1, queued: 128, perRound: 4 });
-    const a1 = claimant('a', 's', log, gate);
-    const a2 = claimant('a', 's', log, gate);
-    const b = claimant('b', 't', log, gate);
-    pool.add(a1);
+    const a = subject('a', 's', log, gate);
+    const a2 = subject('a', 't', log, gate);
+    const b = subject('b', 'u', log, gate);
+    a2.wanted = false;
+    pool.add(a);
     pool.add(a2);
     pool.add(b);
     await tick(5);
-    // a's claim runs (with a2 as its sibling) and b's: no turn for either subscription now.
-    expect(log.sort()).toEqual(['a/s', 'b/t']);
-    expect(pool.reserve(a1)).toBeNull();
+    expect(log.sort()).toEqual(['a/s', 'b/u']);
+    // a's claim runs: no second place for it, nor for another subscription of its application.
+    expect(pool.reserve(a)).toBeNull();
     expect(pool.reserve(a2)).toBeNull();
     gate.open = true;
-    for (let i = 0; i < 50 && (a1.running > 0 || b.running > 0); i++) await tick(2);
-    await tick(5);
-    const turn = pool.reserve(a2);
-    expect(turn?.members).toEqual([a2, a1]);
-    // While the turn is held, the application has its one claim: the pool runs none of a's.
-    a1.wanted = true;
+    for (let i = 0; i < 50 && (a.running > 0 || b.running > 0); i++) await tick(2);
+    const slot = pool.reserve(a2);
+    expect(slot).not.toBeNull();
+    // While the place is held, the application has its one claim: the pool runs none of a's.
+    a.wanted = true;
     pool.markDirty('s');
     await tick(5);
     expect(log.filter((l) => l === 'a/s')).toHaveLength(1);
-    expect(pool.reserve(a1)).toBeNull();
-    turn!.end('more');
-    turn!.end('more'); // a second end is ignored
+    slot!.end('done');
+    slot!.end('done'); // a second end is ignored
     await tick(5);
     expect(log.filter((l) => l === 'a/s')).toHaveLength(2);
     await pool.drain();
   });
 
-  it('reserve: at most inFlight running, and none for a claimant the pool does not know', () => {
+  it('reserve: at most inFlight places', () => {
     const pool = new ClaimPool({ inFlight: 1, perApplication: 1, queued: 128, perRound: 4 });
     const log: string[] = [];
-    const a = claimant('a', 's', log, { open: true });
-    const b = claimant('b', 't', log, { open: true });
-    expect(pool.reserve(a)).toBeNull();
+    const a = subject('a', 's', log, { open: true });
+    const b = subject('b', 't', log, { open: true });
     a.wanted = false;
     b.wanted = false;
     pool.add(a);
     pool.add(b);
-    const turn = pool.reserve(a);
-    expect(turn).not.toBeNull();
+    const slot = pool.reserve(a);
+    expect(slot).not.toBeNull();
     expect(pool.reserve(b)).toBeNull();
-    turn!.end('done');
+    slot!.end('done');
     expect(pool.reserve(b)).not.toBeNull();
   });
 
-  it('reserve: a turn that ran no claim leaves the subscription as dirty as it was; one that ran clears it', async () => {
+  it("reserve: a place that ends with 'more' leaves the subscription dirty, one that ends 'done' clears it", async () => {
     const log: string[] = [];
     const pool = new ClaimPool();
-    const c = claimant('a', 's', log, { open: true });
-    c.wanted = false;
-    pool.add(c); // dirty, but nobody wants
+    const s = subject('a', 's', log, { open: true });
+    s.wanted = false;
+    pool.add(s); // dirty, but nobody wants
     await tick(5);
-    pool.reserve(c)!.end('not_run');
-    c.wanted = true;
+    pool.reserve(s)!.end('done');
+    s.wanted = true;
     pool.wake();
     await tick(5);
-    expect(log).toEqual(['a/s']);
-    c.wanted = true;
-    pool.markDirty('s');
-    c.wanted = false;
-    await tick(5);
-    pool.reserve(c)!.end('done');
-    c.wanted = true;
+    expect(log).toEqual([]);
+    pool.reserve(s)!.end('more');
     pool.wake();
     await tick(5);
     expect(log).toEqual(['a/s']);

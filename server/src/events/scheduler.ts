@@ -3,8 +3,9 @@
  * The claim pool (spec/rules.md#s5-19 to #s5-21): claims are slow SQL and run apart from frame I/O.
  * At most 4 claims in flight per node and 1 per application; at most 128 waiting plus in flight;
  * each scan round queues at most 4; turns rotate across applications, then across subscriptions
- * within one. No I/O here: the claim itself is a function the caller supplies, so the policy is
- * testable alone.
+ * within one. A claim here is a turn of the delivery engine that may lease (`lane.ts`); a turn that
+ * only acknowledges takes no place in the pool. No I/O here: the turn is a function the subject
+ * supplies, so the policy is testable alone.
  */
 
 export interface PoolLimits {
@@ -16,35 +17,33 @@ export interface PoolLimits {
 
 export const SEED_LIMITS: PoolLimits = { inFlight: 4, perApplication: 1, queued: 128, perRound: 4 };
 
-/** Something that wants deliveries: one session of one subscription of one application. */
-export interface Claimant {
+/** Something that wants deliveries: one subscription of one application, with its sessions on this node. */
+export interface Subject {
   readonly applicationId: string;
   readonly subscriptionId: string;
-  /** Whether the claimant can take deliveries now (free capacity, writable, bound, not closing). */
+  /** Whether one of its sessions can take deliveries now. */
   wants(): boolean;
+  /** Whether a turn of it is running now (one outside the pool, say): the pool leaves it until that ends. */
+  busy(): boolean;
   /**
-   * Runs one claim; resolves `true` when more may be ready at once. `group` holds the other
-   * claimants of the same subscription on this node that want deliveries now: one transaction
-   * serves them all, so many connections on one subscription do not split it into small claims.
+   * Runs a turn that leases, in the claim place `slot`, and ends the slot when the turn is done
+   * (before it starts another one).
    */
-  claim(group: readonly Claimant[]): Promise<boolean>;
+  claim(slot: Slot): Promise<void>;
 }
 
-/** A claim turn taken outside the pool's queue (`ClaimPool.reserve`); `end` gives it back once. */
-export interface Turn {
-  /** The claimants the claim serves: the one that asked first, then its subscription's others on this node. */
-  readonly members: readonly Claimant[];
-  /** `more`: more may be ready at once; `done`: the claim found what there was; `not_run`: no claim ran. */
-  end(result: 'more' | 'done' | 'not_run'): void;
+/** A claim place taken outside the pool's queue (`ClaimPool.reserve`); `end` gives it back once. */
+export interface Slot {
+  /** `more`: more may be ready at once; `done`: the turn found what there was. */
+  end(result: 'more' | 'done'): void;
 }
 
 export class ClaimPool {
-  private readonly claimants = new Map<string, Map<string, Set<Claimant>>>();
-  private readonly waiting: Claimant[] = [];
-  private readonly queuedSet = new Set<Claimant>();
-  private readonly running = new Set<Claimant>();
+  private readonly subjects = new Map<string, Map<string, Subject>>();
+  private readonly waiting: Subject[] = [];
+  private readonly running = new Set<Subject>();
   private readonly runningApps = new Map<string, number>();
-  /** Subscriptions that may have work: set by appends, ACKs, joins and sweeps; cleared by a dry claim. */
+  /** Subscriptions that may have work: set by appends, ACKs, joins and sweeps; cleared as a claim starts. */
   private readonly dirty = new Set<string>();
   private appCursor = 0;
   private readonly subCursor = new Map<string, number>();
@@ -53,37 +52,30 @@ export class ClaimPool {
 
   constructor(
     private readonly limits: PoolLimits = SEED_LIMITS,
-    private readonly onError: (error: unknown, claimant: Claimant) => void = () => {},
+    private readonly onError: (error: unknown, subject: Subject) => void = () => {},
   ) {}
 
+  /** Claims waiting plus in flight. */
   get depth(): number {
     return this.waiting.length + this.running.size;
   }
 
-  add(claimant: Claimant): void {
-    let subs = this.claimants.get(claimant.applicationId);
+  add(subject: Subject): void {
+    let subs = this.subjects.get(subject.applicationId);
     if (!subs) {
       subs = new Map();
-      this.claimants.set(claimant.applicationId, subs);
+      this.subjects.set(subject.applicationId, subs);
     }
-    let set = subs.get(claimant.subscriptionId);
-    if (!set) {
-      set = new Set();
-      subs.set(claimant.subscriptionId, set);
-    }
-    set.add(claimant);
-    this.markDirty(claimant.subscriptionId);
+    subs.set(subject.subscriptionId, subject);
+    this.markDirty(subject.subscriptionId);
   }
 
-  remove(claimant: Claimant): void {
-    const subs = this.claimants.get(claimant.applicationId);
-    const set = subs?.get(claimant.subscriptionId);
-    set?.delete(claimant);
-    if (set && set.size === 0) subs!.delete(claimant.subscriptionId);
-    if (subs && subs.size === 0) this.claimants.delete(claimant.applicationId);
-    const at = this.waiting.indexOf(claimant);
+  remove(subject: Subject): void {
+    const subs = this.subjects.get(subject.applicationId);
+    if (subs?.get(subject.subscriptionId) === subject) subs.delete(subject.subscriptionId);
+    if (subs && subs.size === 0) this.subjects.delete(subject.applicationId);
+    const at = this.waiting.indexOf(subject);
     if (at >= 0) this.waiting.splice(at, 1);
-    this.queuedSet.delete(claimant);
   }
 
   markDirty(subscriptionId: string): void {
@@ -92,43 +84,40 @@ export class ClaimPool {
   }
 
   /**
-   * Runs a scan round without marking anything: for a claimant that can take more again (an ACK
-   * freed capacity, a write finished). A subscription whose last claim found everything it had
-   * stays clean, so no empty claim follows every ACK.
+   * Runs a scan round without marking anything: a subject that can take more again (a write
+   * finished, a partial window waited long enough). A subscription whose last claim found all it
+   * had stays clean, so no empty claim follows.
    */
   wake(): void {
     this.schedule();
   }
 
   markAllDirty(): void {
-    for (const subs of this.claimants.values()) for (const id of subs.keys()) this.dirty.add(id);
+    for (const subs of this.subjects.values()) for (const id of subs.keys()) this.dirty.add(id);
     this.schedule();
   }
 
   /**
-   * A claim turn for `first`'s subscription that does not wait in the queue: for the claim that
-   * follows an ACK group in the group's transaction (store/acks.ts). It counts against the same
-   * limits as a claim the pool runs (spec/rules.md#s5-19) and is taken only within them, and only
-   * while none of the subscription's claimants on this node is in a claim; null otherwise. The
-   * members need not want deliveries yet: their ACKs free the capacity the claim fills.
+   * A claim place for `subject`'s turn now, without waiting in the queue: for a turn that runs
+   * because ACKs are waiting, which then also leases the room they free. Within the same limits as
+   * the pool's own claims (spec/rules.md#s5-19); null when they leave no place now.
    */
-  reserve(first: Claimant): Turn | null {
-    if (this.closed || this.running.size >= this.limits.inFlight) return null;
-    if ((this.runningApps.get(first.applicationId) ?? 0) >= this.limits.perApplication) return null;
-    const set = this.claimants.get(first.applicationId)?.get(first.subscriptionId);
-    if (!set?.has(first)) return null;
-    for (const claimant of set) if (this.running.has(claimant)) return null;
-    const members = [first, ...[...set].filter((c) => c !== first)];
-    const wasDirty = this.dirty.has(first.subscriptionId);
-    this.begin(members);
+  reserve(subject: Subject): Slot | null {
+    if (this.closed || this.running.size >= this.limits.inFlight || this.running.has(subject)) return null;
+    if ((this.runningApps.get(subject.applicationId) ?? 0) >= this.limits.perApplication) return null;
+    return this.slot(subject);
+  }
+
+  /** Marks `subject`'s claim running and returns the place it holds until `end`. */
+  private slot(subject: Subject): Slot {
+    this.begin(subject);
     let ended = false;
     return {
-      members,
       end: (result) => {
         if (ended) return;
         ended = true;
-        if (result === 'more' || (result === 'not_run' && wasDirty)) this.dirty.add(first.subscriptionId);
-        this.finish(members, first.applicationId);
+        if (result === 'more') this.dirty.add(subject.subscriptionId);
+        this.finish(subject);
       },
     };
   }
@@ -136,7 +125,6 @@ export class ClaimPool {
   close(): void {
     this.closed = true;
     this.waiting.length = 0;
-    this.queuedSet.clear();
   }
 
   /** Resolves when no claim is running (for shutdown). */
@@ -154,9 +142,9 @@ export class ClaimPool {
     });
   }
 
-  /** One scan round: queue up to `perRound` claimants, rotating applications then subscriptions. */
+  /** One scan round: queue up to `perRound` subjects, rotating applications then subscriptions. */
   private round(): void {
-    const apps = [...this.claimants.keys()];
+    const apps = [...this.subjects.keys()];
     if (apps.length === 0) return;
     let queued = 0;
     let idle = 0;
@@ -165,7 +153,6 @@ export class ClaimPool {
       const candidate = this.nextOf(app);
       if (candidate) {
         this.waiting.push(candidate);
-        this.queuedSet.add(candidate);
         queued++;
         idle = 0;
       } else {
@@ -174,73 +161,54 @@ export class ClaimPool {
     }
   }
 
-  /** The next claimant of an application whose subscription is dirty, in rotation. */
-  private nextOf(app: string): Claimant | null {
-    const subs = [...this.claimants.get(app)!.entries()];
+  /** The next subject of an application that is dirty and wants deliveries, in rotation. */
+  private nextOf(app: string): Subject | null {
+    const subs = [...this.subjects.get(app)!.values()];
     const start = this.subCursor.get(app) ?? 0;
     for (let i = 0; i < subs.length; i++) {
-      const [subscriptionId, set] = subs[(start + i) % subs.length]!;
-      if (!this.dirty.has(subscriptionId)) continue;
-      for (const claimant of set) {
-        if (this.queuedSet.has(claimant) || this.running.has(claimant) || !claimant.wants()) continue;
-        this.subCursor.set(app, (start + i + 1) % subs.length);
-        // Move it to the back of its set so sessions of one subscription take turns.
-        set.delete(claimant);
-        set.add(claimant);
-        return claimant;
-      }
+      const subject = subs[(start + i) % subs.length]!;
+      if (!this.dirty.has(subject.subscriptionId) || this.waiting.includes(subject) || this.running.has(subject)) continue;
+      if (!subject.wants()) continue;
+      this.subCursor.set(app, (start + i + 1) % subs.length);
+      return subject;
     }
     return null;
   }
 
   private dispatch(): void {
     for (let i = 0; i < this.waiting.length && this.running.size < this.limits.inFlight; ) {
-      const claimant = this.waiting[i]!;
-      if ((this.runningApps.get(claimant.applicationId) ?? 0) >= this.limits.perApplication) {
+      const subject = this.waiting[i]!;
+      if ((this.runningApps.get(subject.applicationId) ?? 0) >= this.limits.perApplication || subject.busy()) {
         i++;
         continue;
       }
       this.waiting.splice(i, 1);
-      this.queuedSet.delete(claimant);
-      this.run(claimant);
+      this.run(subject);
     }
   }
 
-  private run(claimant: Claimant): void {
-    const siblings = [...(this.claimants.get(claimant.applicationId)?.get(claimant.subscriptionId) ?? [])].filter(
-      (c) => c !== claimant && !this.running.has(c) && c.wants(),
-    );
-    const members = [claimant, ...siblings];
-    this.begin(members);
-    claimant
-      .claim(siblings)
-      .then(
-        (more) => {
-          if (more) this.dirty.add(claimant.subscriptionId);
-        },
-        (error: unknown) => this.onError(error, claimant),
-      )
-      .finally(() => this.finish(members, claimant.applicationId));
+  private run(subject: Subject): void {
+    const slot = this.slot(subject);
+    subject.claim(slot).catch((error: unknown) => {
+      this.onError(error, subject);
+      slot.end('done');
+    });
   }
 
-  /** Marks a claim's members running; the subscription is clean unless the claim (or an event meanwhile) says otherwise. */
-  private begin(members: readonly Claimant[]): void {
-    const first = members[0]!;
-    for (const member of members) {
-      this.running.add(member);
-      const at = this.waiting.indexOf(member);
-      if (at >= 0) this.waiting.splice(at, 1);
-      this.queuedSet.delete(member);
-    }
-    this.runningApps.set(first.applicationId, (this.runningApps.get(first.applicationId) ?? 0) + 1);
-    this.dirty.delete(first.subscriptionId);
+  /** Marks a claim running; the subscription is clean unless the claim (or an event meanwhile) says otherwise. */
+  private begin(subject: Subject): void {
+    this.running.add(subject);
+    const at = this.waiting.indexOf(subject);
+    if (at >= 0) this.waiting.splice(at, 1);
+    this.runningApps.set(subject.applicationId, (this.runningApps.get(subject.applicationId) ?? 0) + 1);
+    this.dirty.delete(subject.subscriptionId);
   }
 
-  private finish(members: readonly Claimant[], applicationId: string): void {
-    for (const member of members) this.running.delete(member);
-    const left = (this.runningApps.get(applicationId) ?? 1) - 1;
-    if (left === 0) this.runningApps.delete(applicationId);
-    else this.runningApps.set(applicationId, left);
+  private finish(subject: Subject): void {
+    this.running.delete(subject);
+    const left = (this.runningApps.get(subject.applicationId) ?? 1) - 1;
+    if (left === 0) this.runningApps.delete(subject.applicationId);
+    else this.runningApps.set(subject.applicationId, left);
     this.schedule();
   }
 }

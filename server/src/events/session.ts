@@ -1,27 +1,27 @@
 /**
  * @module
  * One event connection (spec/rules.md#s5-9 to #s7-9): hello within the deadline, then ACKs and
- * pings while the claim pool feeds deliveries. Frames wait in a read queue with at most 4 in
- * processing; every frame the connection sends counts against its write queue of 8, and a claim
- * leases only what the queue can take now; a write that does not finish within the write timeout
- * ends the connection. Capacity is decided by the database (the `sessions` row and the leases that
- * name this session); every claim and ACK acts on authorization at most one second stale
+ * pings while its subscription's lane (`lane.ts`) feeds it deliveries. Frames wait in a read queue
+ * with at most 4 in processing; every frame the connection sends counts against its write queue of
+ * 8, and a turn leases only what the queue can take now; a write that does not finish within the
+ * write timeout ends the connection. Capacity is decided by the database (the `sessions` row and
+ * the leases it holds); every claim and ACK acts on authorization at most one second stale
  * (`access.ts`).
  */
 import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spec/errors';
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
 import { decideConsumeAccess } from '../domain/access.ts';
-import { claimRoom, REFILL_WAIT_MS, refillRoom, wantsClaim, type RedeliveryPolicy } from '../domain/delivery.ts';
+import { claimRoom, REFILL_WAIT_MS, refillRoom, wantsClaim } from '../domain/delivery.ts';
+import type { DeliveryEngine } from '../engine/engine.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
-import type { AckAnswer, ClaimOutcome, Claimed, Principal, Store } from '../store/store.ts';
+import type { Principal, Store } from '../store/store.ts';
 import type { AccessView } from './access.ts';
 import { type ClientFrame, readClientFrame } from './envelope.ts';
 import { ackReplyFrame, deliverFrame, errorFrame, pingReplyFrame, welcomeFrame } from './frames.ts';
+import type { Lane, LaneMember, TurnPart } from './lane.ts';
 import { ReadQueue } from './read-queue.ts';
-import type { Claimant, ClaimPool } from './scheduler.ts';
-import { claimFailed, followUpClaim, planClaim, settleClaim, type ClaimMember } from './claiming.ts';
 
 const READ_QUEUE = 4;
 const WRITE_QUEUE = 8;
@@ -34,13 +34,20 @@ export const CLOSE = {
 
 export interface SessionDeps {
   readonly store: Store;
-  readonly pool: ClaimPool;
+  readonly engine: DeliveryEngine;
+  /** The lane of the session's subscription on this node, joined once the session is bound. */
+  readonly lanes: {
+    join(member: Session): Lane;
+    leave(member: Session, lane: Lane): void;
+    /** The subscription may have work again (a resume). */
+    markDirty(subscriptionId: string): void;
+    /** A session can take more again (a write finished, a partial window waited). */
+    wake(): void;
+  };
   readonly access: AccessView;
   /** This node's id in the `nodes` table; resolves once the node is registered. */
   readonly node: Promise<string>;
   readonly settings: Settings;
-  /** Made from `settings` once, for every claim of every session on this node. */
-  readonly policy: RedeliveryPolicy;
   readonly log: Log;
   /** Metrics hooks (optional). */
   readonly hooks?: EngineHooks;
@@ -51,9 +58,15 @@ type Task =
   | { readonly kind: 'frame'; readonly frame: ClientFrame }
   | { readonly kind: 'bad_body'; readonly messageId: string; readonly message: string };
 
-export class Session implements Claimant, ClaimMember {
+export class Session implements LaneMember {
   sessionId: string | null = null;
   subscriptionId = '';
+  /** The subscription as the hello found it (its queue and types are fixed at its creation), once bound. */
+  subscription: { readonly queueId: string; readonly types: readonly string[]; readonly cursorSequence: bigint } = {
+    queueId: '',
+    types: [],
+    cursorSequence: 0n,
+  };
   readonly applicationId: string;
   /** The digest of the token the connection authenticated with (a rotation may retire it). */
   readonly tokenDigest: string | undefined;
@@ -61,15 +74,13 @@ export class Session implements Claimant, ClaimMember {
   active = false;
   private capacity = 0;
   private enabled = true;
-  /** The last claim found max_pending reached with results still waiting. */
-  backlogFull = false;
   /**
    * Deliveries this connection believes it holds: id → lease deadline (database clock). The
-   * database decides capacity; this only spares claims that could not lease anything.
+   * database decides capacity; this only spares turns that could not lease anything.
    */
   private readonly held = new Map<string, number>();
-  /** Held deliveries whose ACK is waiting in the ACK batcher or committing. */
-  private readonly acking = new Set<string>();
+  /** The lane of the subscription on this node, once bound. */
+  private lane: Lane | null = null;
   private writing = 0;
   private partialSince: number | null = null; // since when room has been below a refill's worth (`wantsClaim`)
   /** Whether the socket is corked until the end of this turn (see `cork`). */
@@ -106,7 +117,7 @@ export class Session implements Claimant, ClaimMember {
     ws.on('error', () => this.onClosed());
   }
 
-  // --- Claimant -------------------------------------------------------------------------------
+  // --- LaneMember ------------------------------------------------------------------------------
 
   wants(): boolean {
     if (this.sessionId === null || this.closing || !this.enabled) return false;
@@ -115,7 +126,7 @@ export class Session implements Claimant, ClaimMember {
     if (room <= 0 || held <= 0 || room >= refillRoom(this.capacity)) this.partialSince = null;
     else if (this.partialSince === null) {
       this.partialSince = performance.now();
-      setTimeout(() => this.deps.pool.wake(), REFILL_WAIT_MS).unref();
+      setTimeout(() => this.deps.lanes.wake(), REFILL_WAIT_MS).unref();
     }
     const partialForMs = this.partialSince === null ? null : performance.now() - this.partialSince;
     return wantsClaim({ room, held, capacity: this.capacity, partialForMs });
@@ -123,50 +134,70 @@ export class Session implements Claimant, ClaimMember {
 
   /**
    * How many deliveries this connection could take now: write-queue room within its free capacity.
-   * `fused`: for a claim in the transaction of this connection's ACKs, where they free capacity.
+   * `releasing`: held leases whose ACKs commit in the same turn, before its leases.
    */
-  room(fused = false): number {
+  room(releasing = 0): number {
     const writable = WRITE_QUEUE - this.writing - this.reads.running;
     const held = this.capacity - this.free();
-    return claimRoom({ writable, capacity: this.capacity, held, releasing: fused ? this.acking.size : 0 });
+    return claimRoom({ writable, capacity: this.capacity, held, releasing });
   }
 
-  async claim(group: readonly Claimant[]): Promise<boolean> {
-    const plan = await planClaim(this.deps, this, [this, ...(group as Session[])], false);
-    if (plan === null) return false;
-    let outcome: ClaimOutcome;
-    try {
-      outcome = await this.deps.store.claim(plan.request);
-    } catch (error) {
-      claimFailed(this.deps, plan.sessions, error);
-      return false;
-    }
-    return settleClaim(this.deps, plan.sessions, outcome);
+  holds(deliveryId: string): boolean {
+    return this.held.has(deliveryId);
   }
 
   open(): boolean {
     return !this.closing && this.sessionId !== null;
   }
 
-  deliver(item: Claimed): void {
-    if (this.closing || this.sessionId === null) return; // the lease runs out and the delivery is offered again
-    this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
-    this.send(deliverFrame(this.sessionId, item));
-    this.deps.hooks?.sent(item);
-  }
-
-  /** A claim that leased nothing for a reason every session of the subscription shares. */
-  settle(outcome: Exclude<ClaimOutcome, { kind: 'claimed' }>): void {
-    switch (outcome.kind) {
+  /**
+   * Writes what a turn means for this connection, always in this order: the answers to its ACKs,
+   * then its deliveries (their leases are committed), then what ends it or pauses it.
+   */
+  apply(part: TurnPart): void {
+    for (const { entry, answer } of part.acks) {
+      const deliveryId = entry.request.deliveryId;
+      this.deps.hooks?.acked(answer.kind, this.held.get(deliveryId));
+      if (answer.kind === 'lease_lost') {
+        this.send(
+          errorFrame({
+            code: 'DELIVERY_LEASE_LOST',
+            message: 'this proof was replaced by a newer delivery or is not valid',
+            replyTo: entry.messageId,
+            sessionId: this.sessionId ?? undefined,
+          }),
+        );
+        continue;
+      }
+      this.held.delete(deliveryId);
+      this.send(
+        ackReplyFrame({
+          replyTo: entry.messageId,
+          sessionId: this.sessionId!,
+          deliveryId,
+          eventId: answer.eventId,
+          epoch: entry.epoch,
+          acknowledgedAt: answer.acknowledgedAt,
+          deduplicated: answer.kind === 'duplicate',
+        }),
+      );
+    }
+    for (const item of part.leased) {
+      // A connection that is closing drops it: the lease runs out and the delivery is offered again.
+      if (this.closing || this.sessionId === null) break;
+      this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
+      this.send(deliverFrame(this.sessionId, item));
+      this.deps.hooks?.sent(item);
+    }
+    if (part.lost) return this.fail('UNAVAILABLE', 'this node lost track of the session; reconnect');
+    switch (part.state?.kind) {
       case 'paused':
         this.enabled = false;
         return;
       case 'retired':
-        this.fail('NOT_FOUND', 'the subscription was retired');
-        return;
+        return this.fail('NOT_FOUND', 'the subscription was retired');
       case 'history_expired':
-        this.fail('EVENT_HISTORY_EXPIRED', `the subscription's cursor is behind the retention boundary ${outcome.boundary}`);
-        return;
+        return this.fail('EVENT_HISTORY_EXPIRED', `the subscription's cursor is behind the retention boundary ${part.state.boundary}`);
     }
   }
 
@@ -227,7 +258,7 @@ export class Session implements Claimant, ClaimMember {
     clearTimeout(this.helloTimer);
     if (this.sessionId !== null) return; // readClientFrame refuses a second hello; defensive only
     const sessionId = newId();
-    const subscription = await this.deps.store.bindSession(this.principal, {
+    const subscription = await this.deps.engine.bind(this.principal, {
       id: sessionId,
       nodeId: await this.deps.node,
       subscriptionId: frame.body.subscription_id,
@@ -236,6 +267,7 @@ export class Session implements Claimant, ClaimMember {
     this.sessionId = sessionId;
     if (this.closing) return this.release();
     this.subscriptionId = subscription.id;
+    this.subscription = subscription;
     this.capacity = frame.body.capacity;
     this.enabled = subscription.enabled;
     this.send(
@@ -250,55 +282,18 @@ export class Session implements Claimant, ClaimMember {
         enabled: subscription.enabled,
       }),
     );
-    this.deps.pool.add(this);
+    this.lane = this.deps.lanes.join(this);
   }
 
+  /** Queues the ACK for its subscription's next turn; the turn's part brings its answer (`apply`). */
   private async ack(frame: Extract<ClientFrame, { type: 'event.ack' }>): Promise<void> {
     const verdict = await this.deps.access.verdict(this.subscriptionId, this.tokenDigest);
     if (!verdict.ok) throw new OrbitError(verdict.code, verdict.message);
-    const deliveryId = frame.body.delivery_id;
-    // Held here and acknowledged in a group's transaction: a claim that follows in it may fill the slot.
-    const releasing = this.held.has(deliveryId);
-    if (releasing) this.acking.add(deliveryId);
-    let outcome: AckAnswer;
-    try {
-      outcome = await this.deps.store.acknowledge(
-        { subscriptionId: this.subscriptionId, deliveryId, epoch: BigInt(frame.body.epoch), secret: frame.body.lease_secret },
-        () => followUpClaim(this.deps, this),
-      );
-    } finally {
-      if (releasing) this.acking.delete(deliveryId);
-    }
-    this.deps.hooks?.acked(outcome.kind, this.held.get(frame.body.delivery_id));
-    if (outcome.kind === 'lease_lost') {
-      this.send(
-        errorFrame({
-          code: 'DELIVERY_LEASE_LOST',
-          message: 'this proof was replaced by a newer delivery or is not valid',
-          replyTo: frame.message_id,
-          sessionId: this.sessionId ?? undefined,
-        }),
-      );
-      return;
-    }
-    // An ACK frees capacity here; when the backlog was full it also frees room for results
-    // waiting to be materialized, which only a new claim can pick up.
-    const freed = this.held.delete(frame.body.delivery_id);
-    // A claim that followed the ACK in its transaction has used what it freed; otherwise the
-    // pool's next claim fills the room.
-    if (!outcome.followed && outcome.kind === 'acknowledged' && this.backlogFull) this.deps.pool.markDirty(this.subscriptionId);
-    else if (freed) this.deps.pool.wake();
-    this.send(
-      ackReplyFrame({
-        replyTo: frame.message_id,
-        sessionId: this.sessionId!,
-        deliveryId: frame.body.delivery_id,
-        eventId: outcome.eventId,
-        epoch: frame.body.epoch,
-        acknowledgedAt: outcome.acknowledgedAt,
-        deduplicated: outcome.kind === 'duplicate',
-      }),
-    );
+    await this.lane!.ack(this, {
+      request: { deliveryId: frame.body.delivery_id, epoch: BigInt(frame.body.epoch), secret: frame.body.lease_secret },
+      messageId: frame.message_id,
+      epoch: frame.body.epoch,
+    });
   }
 
   /** A ping re-checks the credential and the subscription from the database before answering (spec/rules.md#s7-1). */
@@ -310,7 +305,7 @@ export class Session implements Claimant, ClaimMember {
     const enabled = state.subscription!.enabled;
     const resumed = enabled && !this.enabled;
     this.enabled = enabled;
-    if (resumed) this.deps.pool.markDirty(this.subscriptionId);
+    if (resumed) this.deps.lanes.markDirty(this.subscriptionId);
     this.send(pingReplyFrame({ replyTo: frame.message_id, sessionId: this.sessionId!, serverTime: this.deps.store.clock.now(), enabled }));
   }
 
@@ -330,7 +325,7 @@ export class Session implements Claimant, ClaimMember {
       this.writing--;
       if (error) return this.onClosed();
       this.reads.pump();
-      if (this.sessionId !== null && this.room() > 0) this.deps.pool.wake();
+      if (this.sessionId !== null && this.room() > 0) this.deps.lanes.wake();
     });
   }
 
@@ -382,7 +377,7 @@ export class Session implements Claimant, ClaimMember {
     clearTimeout(this.helloTimer);
     clearTimeout(this.idleTimer);
     this.reads.stop();
-    this.deps.pool.remove(this);
+    if (this.lane) this.deps.lanes.leave(this, this.lane);
     this.release();
   }
 

@@ -7,6 +7,7 @@
  */
 import type { Settings } from '../config.ts';
 import { redeliveryPolicy } from '../domain/delivery.ts';
+import type { DeliveryEngine } from '../engine/engine.ts';
 import type { Store } from '../store/store.ts';
 import type { Log } from './log.ts';
 import type { OrbitMetrics } from './metrics.ts';
@@ -65,6 +66,7 @@ export class PeriodicJob {
 
 export interface JobDeps {
   readonly store: Store;
+  readonly engine: DeliveryEngine;
   readonly settings: Settings;
   readonly log: Log;
   readonly metrics: OrbitMetrics;
@@ -72,17 +74,17 @@ export interface JobDeps {
   readonly onRecovered: () => void;
 }
 
-/** The lease sweep: recovers expired leases of every subscription (see `store/sweep.ts`). */
+/** The lease sweep: recovers expired leases of every subscription (see `engine/recover.ts`). */
 export function sweepJob(deps: JobDeps): PeriodicJob {
   const policy = redeliveryPolicy(deps.settings);
   return new PeriodicJob(
     'lease sweep',
     deps.settings.sweepIntervalMs,
     async () => {
-      const report = await deps.store.sweepExpiredLeases(policy, deps.settings.sweepBatchSize);
+      const report = await deps.engine.sweep(policy, deps.settings.sweepBatchSize);
       deps.metrics.swept(report);
       if (report.pending + report.expired > 0) {
-        deps.log('debug', 'expired leases recovered', { pending: report.pending, expired: report.expired, skipped: report.skipped });
+        deps.log('debug', 'expired leases recovered', { pending: report.pending, expired: report.expired });
         deps.onRecovered();
       }
       return report.full;

@@ -7,7 +7,8 @@
  * same values for them. `METRICS` is the documented list: docs/operations.md is checked against it.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Claimed, Store, SweepReport } from '../store/store.ts';
+import type { Leased, SweepReport } from '../engine/engine.ts';
+import type { Store } from '../store/store.ts';
 
 /** Name, type and meaning of every Orbit metric (process_* and nodejs_* defaults come on top). */
 export const METRICS = {
@@ -108,7 +109,7 @@ type Name = keyof typeof METRICS;
 /** What the event engine reports (called from the gateway and sessions). */
 export interface EngineHooks {
   claimed(outcome: 'claimed' | 'empty' | 'paused' | 'retired' | 'history_expired' | 'error'): void;
-  sent(item: Claimed): void;
+  sent(item: Leased): void;
   /** `leaseUntil`: the lease deadline this connection holds for the delivery, when it holds one. */
   acked(outcome: 'acknowledged' | 'duplicate' | 'lease_lost', leaseUntil?: number): void;
   upgradeRejected(code: string): void;
@@ -157,7 +158,7 @@ export class OrbitMetrics implements EngineHooks {
     this.counters.orbit_claims_total!.inc({ outcome });
   }
 
-  sent(item: Claimed): void {
+  sent(item: Leased): void {
     this.counters.orbit_deliveries_sent_total!.inc();
     this.histograms.orbit_publish_to_deliver_seconds!.observe(Math.max(0, Date.now() - item.event.occurredAt) / 1000);
   }

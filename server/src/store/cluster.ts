@@ -11,7 +11,7 @@ import type { PageCursors } from '../domain/page-cursor.ts';
 import { newestFirst, type Page } from './paging.ts';
 import type { Principal } from './principal.ts';
 import { toSession, type SessionRecord } from './records.ts';
-import { num, pendingState, type Sql } from './sql.ts';
+import { num, type Sql } from './sql.ts';
 import { ownedSubscription } from './subscriptions.ts';
 
 /** The condition that node row `n` is live; takes the node timeout (ms) as its one parameter. */
@@ -25,11 +25,11 @@ export async function listSessions(
   args: { subscriptionId: string; limit: number; cursor?: string; nodeTtlMs: number },
 ): Promise<Page<SessionRecord>> {
   await ownedSubscription(db, principal, args.subscriptionId);
-  const now = db.phrases.nowMs;
-  // A derived table, so that the pager's `created_at` and `id` name the session's columns.
+  // A derived table, so that the pager's `created_at` and `id` name the session's columns. `held`
+  // is kept by the delivery engine: the LEASED deliveries that name the session, an expired one
+  // until a turn or the sweep recovers it.
   const listed = `SELECT s.id, s.node_id, s.capacity, s.connected_at AS created_at, s.last_seen_at, n.last_seen_at AS node_last_seen_at,
-      (SELECT COUNT(*) FROM deliveries d
-        WHERE d.subscription_id = s.subscription_id AND d.state = 'LEASED' AND d.lease_session = s.id AND d.lease_until > ${now}) AS leases_held
+      s.held AS leases_held
     FROM sessions s JOIN nodes n ON n.id = s.node_id
     WHERE s.subscription_id = ? AND ${liveNode(db)}`;
   return newestFirst(db, cursors, {
@@ -58,7 +58,7 @@ export async function clusterOverview(db: Sql, nodeTtlMs: number): Promise<Clust
   const [row] = await db.all(
     `SELECT (SELECT COUNT(*) FROM nodes n WHERE ${liveNode(db)}) AS nodes,
             (SELECT COUNT(*) FROM sessions s JOIN nodes n ON n.id = s.node_id WHERE ${liveNode(db)}) AS sessions,
-            (SELECT COUNT(*) FROM deliveries d WHERE ${pendingState('d.state')}) AS backlog`,
+            (SELECT COALESCE(SUM(pending_count), 0) FROM subscriptions) AS backlog`,
     [ttl, ttl],
   );
   return { nodes: num(row!.nodes), sessions: num(row!.sessions), backlog: num(row!.backlog) };

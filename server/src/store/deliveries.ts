@@ -25,9 +25,12 @@ export async function listDeliveries(
   args: { subscriptionId: string; state?: DeliveryState; limit: number; cursor?: string },
 ): Promise<Page<Delivery>> {
   await ownedSubscription(db, principal, args.subscriptionId);
+  // ACKED deliveries are most of a subscription's: read the creation-order list and skip the few
+  // others. Every other state holds at most max_pending rows: read them from the work index.
+  const index = args.state === undefined || args.state === 'ACKED' ? 'deliveries_list' : 'deliveries_work';
   return newestFirst(db, cursors, {
     scope: `deliveries|${principal.namespaceId}|${principal.credentialId}|${args.subscriptionId}|${args.state ?? '*'}`,
-    select: `SELECT ${DELIVERY_COLUMNS} FROM deliveries`,
+    select: `SELECT ${DELIVERY_COLUMNS} FROM deliveries${db.phrases.useIndex(index)}`,
     where: args.state ? ['subscription_id = ?', 'state = ?'] : ['subscription_id = ?'],
     params: args.state ? [args.subscriptionId, args.state] : [args.subscriptionId],
     limit: args.limit,
@@ -81,6 +84,8 @@ export async function retryExpiredDelivery(
       next.revision.toString(),
       next.id,
     ]);
+    // The delivery engine counts PENDING deliveries on the subscription's row, locked above.
+    await tx.run('UPDATE subscriptions SET waiting_count = waiting_count + 1 WHERE id = ?', [ids.subscriptionId]);
     await audit(tx, {
       subscriptionId: ids.subscriptionId,
       deliveryId: ids.deliveryId,

@@ -38,16 +38,17 @@ export interface BacklogRow {
 }
 
 /**
- * The backlog of at most `limit` non-retired subscriptions (by id), in one query. Each subquery is
- * an index range on `deliveries_list_state (subscription_id, state, created_at, id)`.
+ * The backlog of at most `limit` non-retired subscriptions (by id), in one query: the engine's
+ * `pending_count`, and the oldest delivery that is not ACKED, a range of the work index
+ * (`deliveries_work`) only for a subscription that has one (at most max_pending rows).
  */
 export async function backlog(db: Sql, limit: number): Promise<BacklogRow[]> {
   if (limit <= 0) return [];
-  const open = pendingState('d.state');
   const rows = await db.all(
-    `SELECT s.id, s.queue_id,
-            (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = s.id AND ${open}) AS pending_count,
-            (SELECT MIN(d.created_at) FROM deliveries d WHERE d.subscription_id = s.id AND ${open}) AS oldest
+    `SELECT s.id, s.queue_id, s.pending_count,
+            CASE WHEN s.pending_count > 0 THEN
+              (SELECT MIN(d.created_at) FROM deliveries d${db.phrases.useIndex('deliveries_work')} WHERE d.subscription_id = s.id AND ${pendingState('d.state')})
+            END AS oldest
        FROM subscriptions s WHERE s.retired_at IS NULL ORDER BY s.id LIMIT ${Math.trunc(limit)}`,
   );
   return rows.map((r) => ({

@@ -15,7 +15,16 @@
  * the cluster does not fail every request at once. docs/operations.md has the Galera section.
  */
 import mysql from 'mysql2/promise';
-import { PHRASES, redactDatabaseUrl, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
+import {
+  PHRASES,
+  redactDatabaseUrl,
+  type BatchResult,
+  type Database,
+  type Row,
+  type Statement,
+  type TransactionOptions,
+  type Tx,
+} from './sql.ts';
 
 /** Lost a deadlock (on Galera also: failed certification or was aborted by a replicated write); a lock wait timed out. */
 const CONFLICT_ERRNO = new Set([1213, 1205]);
@@ -62,12 +71,40 @@ function query(target: CallbackQueryable, sql: string, params: readonly unknown[
   });
 }
 
-class Connection implements Sql {
+/** A statement's answer as the batch returns it: rows, or the count of changed rows. */
+function answerOf(statement: Statement, result: unknown): unknown {
+  return statement.kind === 'query' ? result : { changes: (result as mysql.ResultSetHeader).affectedRows ?? 0 };
+}
+
+/**
+ * Runs statements in one round trip: one multi-statement packet (the transaction pool's
+ * connections allow them), with `COMMIT` after them when `commit` is set. Every value is still a
+ * placeholder, escaped by the driver.
+ */
+async function batchOn(target: CallbackQueryable, statements: readonly Statement[], commit: boolean): Promise<unknown[]> {
+  const texts = statements.map((s) => s.sql);
+  if (commit) texts.push('COMMIT');
+  if (texts.length === 0) return [];
+  const result = await query(
+    target,
+    texts.join(';\n'),
+    statements.flatMap((s) => s.params),
+  );
+  // One statement answers unwrapped; several answer one entry each.
+  const answers = texts.length === 1 ? [result] : (result as unknown[]);
+  return statements.map((statement, i) => answerOf(statement, answers[i]));
+}
+
+class Connection implements Tx {
   readonly dialect = 'mysql' as const;
   readonly phrases = PHRASES.mysql;
+  /** Set once `finish` has sent the transaction's COMMIT. */
+  finished = false;
   constructor(
     private readonly target: CallbackQueryable,
     readonly galera: boolean,
+    /** Whether the connection takes multi-statement packets (the transaction pool's do). */
+    private readonly multi: boolean,
   ) {}
 
   async all<T extends Row = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -77,6 +114,19 @@ class Connection implements Sql {
   async run(sql: string, params: readonly unknown[] = []): Promise<{ changes: number }> {
     const result = (await query(this.target, sql, params)) as mysql.ResultSetHeader;
     return { changes: result.affectedRows ?? 0 };
+  }
+
+  async batch<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
+    if (this.multi) return (await batchOn(this.target, statements, false)) as BatchResult<S>;
+    const answers: unknown[] = [];
+    for (const statement of statements) answers.push(answerOf(statement, await query(this.target, statement.sql, statement.params)));
+    return answers as BatchResult<S>;
+  }
+
+  async finish<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
+    if (this.finished) throw new Error('the transaction has already committed');
+    this.finished = true;
+    return (await batchOn(this.target, statements, true)) as BatchResult<S>;
   }
 }
 
@@ -88,7 +138,7 @@ function connectionOf(pool: CallbackPool): Promise<CallbackConnection> {
 }
 
 /** A pool whose connections run `settings` before their first use. */
-function pool(url: string, connectionLimit: number, settings: readonly string[]): mysql.Pool {
+function pool(url: string, connectionLimit: number, settings: readonly string[], multipleStatements = false): mysql.Pool {
   const created = mysql.createPool({
     uri: url,
     connectionLimit,
@@ -97,7 +147,7 @@ function pool(url: string, connectionLimit: number, settings: readonly string[])
     dateStrings: true,
     timezone: 'Z',
     charset: 'utf8mb4',
-    multipleStatements: false,
+    multipleStatements,
   });
   created.on('connection', (conn) => {
     // The callback-style connection object: queue the session settings before first use.
@@ -128,9 +178,11 @@ export class MysqlDatabase implements Database {
       "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'",
       ...(this.galera ? ['SET SESSION wsrep_sync_wait = 1'] : []),
     ];
-    this.txPool = pool(options.url, limit, [...settings, 'SET SESSION autocommit = 0']);
+    // Transactions send a round trip's statements in one packet (`Sql.batch`); single statements
+    // outside them never need to, so that pool keeps multi-statement packets off.
+    this.txPool = pool(options.url, limit, [...settings, 'SET SESSION autocommit = 0'], true);
     this.pool = pool(options.url, Math.max(2, Math.ceil(limit / 4)), settings);
-    this.direct = new Connection(core(this.pool), this.galera);
+    this.direct = new Connection(core(this.pool), this.galera, false);
   }
 
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -141,15 +193,20 @@ export class MysqlDatabase implements Database {
     return this.direct.run(sql, params);
   }
 
-  async transaction<T>(fn: (tx: Sql) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  batch<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
+    return this.direct.batch(statements);
+  }
+
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     const retries = options.retries ?? 8;
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       const conn = await connectionOf(core(this.txPool));
       try {
         // With autocommit off, the first statement begins the transaction: one round trip less.
-        const result = await fn(new Connection(conn, this.galera));
-        await query(conn, 'COMMIT', []);
+        const tx = new Connection(conn, this.galera, true);
+        const result = await fn(tx);
+        if (!tx.finished) await query(conn, 'COMMIT', []);
         return result;
       } catch (error) {
         await query(conn, 'ROLLBACK', []).catch(() => undefined);

@@ -12,8 +12,8 @@
 import { RawJson, stringify } from '@orbit/spec/codec';
 import { idempotent, replayOf, whereKeys, type IdempotencyScope, type StoredAnswer, type Written } from './idempotency.ts';
 import type { ResultRecord } from './records.ts';
-import { appendResults, type ResultInput } from './results.ts';
-import { isUniqueViolation, type Database, type Row, type Sql } from './sql.ts';
+import { appendAfter, appendResults, lockHead, type ResultInput } from './results.ts';
+import { big, command, isUniqueViolation, query, type Database, type Query, type Row } from './sql.ts';
 
 export interface PublishRequest {
   readonly scope: IdempotencyScope;
@@ -47,24 +47,28 @@ function publishAlone(db: Database, request: PublishRequest): Promise<PublishOut
   );
 }
 
-async function storedReceipts(tx: Sql, scopes: readonly IdempotencyScope[]): Promise<Map<string, Row>> {
-  const rows = await tx.all(
+function storedReceipts(scopes: readonly IdempotencyScope[]): Query {
+  return query(
     `SELECT credential_id, scope, idem_key, request_digest, status, response, sequence
        FROM idempotency_records WHERE ${whereKeys(scopes.length)}`,
     scopes.flatMap((s) => [s.credentialId, s.scope, s.key]),
   );
+}
+
+function byIdentity(rows: readonly Row[]): Map<string, Row> {
   return new Map(
     rows.map((r) => [identity({ credentialId: String(r.credential_id), scope: String(r.scope), key: String(r.idem_key) }), r]),
   );
 }
 
-/** One transaction for publishes with distinct keys. */
+/**
+ * One transaction for publishes with distinct keys, in two round trips: the stored receipts and
+ * the head's lock, then the results, the head's move, the receipts and the commit.
+ */
 function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[]> {
   return db.transaction(async (tx) => {
-    const stored = await storedReceipts(
-      tx,
-      group.map((r) => r.scope),
-    );
+    const [receipts, [head]] = await tx.batch([storedReceipts(group.map((r) => r.scope)), lockHead(tx)]);
+    const stored = byIdentity(receipts);
     const outcomes: PublishOutcome[] = new Array(group.length);
     const fresh: number[] = [];
     group.forEach((request, i) => {
@@ -79,22 +83,28 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
         outcomes[i] = { error };
       }
     });
-    if (fresh.length === 0) return outcomes;
+    if (fresh.length === 0) {
+      await tx.finish([]);
+      return outcomes;
+    }
     const now = Date.now();
-    const results = await appendResults(
-      tx,
+    const { results, statements } = appendAfter(
+      big(head!.head_sequence),
       fresh.map((i) => group[i]!.input),
       now,
     );
     const answers = results.map((result, k) => group[fresh[k]!]!.render(result));
-    await tx.run(
-      `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
-       VALUES ${fresh.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-      fresh.flatMap((i, k) => {
-        const { credentialId, scope, key, digest } = group[i]!.scope;
-        return [credentialId, scope, key, digest, answers[k]!.status, answers[k]!.body, now, results[k]!.sequence.toString()];
-      }),
-    );
+    await tx.finish([
+      ...statements,
+      command(
+        `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
+         VALUES ${fresh.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        fresh.flatMap((i, k) => {
+          const { credentialId, scope, key, digest } = group[i]!.scope;
+          return [credentialId, scope, key, digest, answers[k]!.status, answers[k]!.body, now, results[k]!.sequence.toString()];
+        }),
+      ),
+    ]);
     fresh.forEach((i, k) => {
       outcomes[i] = { written: { replayed: false, value: results[k]!, answer: answers[k]! } };
     });

@@ -6,7 +6,7 @@
  */
 import type { Delivery, DeliveryState } from '../domain/delivery.ts';
 import type { EventType, SubscriptionRecord } from '../domain/subscription.ts';
-import { big, num, numOrNull, pendingState, type Row } from './sql.ts';
+import { big, num, numOrNull, type Row } from './sql.ts';
 
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
 
@@ -15,10 +15,11 @@ export const SUBSCRIPTION_COLUMNS =
   'id, namespace_id, application_id, credential_id, queue_id, name, revision, enabled, types, cursor_sequence, max_pending, max_attempts, created_at, updated_at, retired_at, retired_sequence';
 
 /**
- * What a subscription read selects: the stored columns and `pending_count`, derived from the
- * deliveries that are not ACKED. Deriving it keeps ACKs off the subscription row, the hottest row.
+ * What a subscription read selects: the stored columns and `pending_count`, which the delivery
+ * engine keeps on the row in the transactions that materialize and acknowledge (see
+ * `tables/define.ts`).
  */
-export const SUBSCRIPTION_SELECT = `${SUBSCRIPTION_COLUMNS}, (SELECT COUNT(*) FROM deliveries d WHERE d.subscription_id = subscriptions.id AND ${pendingState('d.state')}) AS pending_count`;
+export const SUBSCRIPTION_SELECT = `${SUBSCRIPTION_COLUMNS}, pending_count`;
 
 export function toSubscription(row: Row): SubscriptionRecord {
   return {
@@ -83,19 +84,29 @@ export interface ResultRecord {
   readonly currentAttemptId: string | null;
 }
 
-export function toResult(row: Row): ResultRecord {
+/**
+ * The result columns of table alias `table`, each renamed with `prefix`: for a statement that
+ * reads a delivery and its event in one row (`toResult(row, prefix)` reads them back).
+ */
+export function resultColumnsAs(table: string, prefix: string): string {
+  return RESULT_COLUMNS.split(', ')
+    .map((column) => `${table}.${column} AS ${prefix}${column}`)
+    .join(', ');
+}
+
+export function toResult(row: Row, prefix = ''): ResultRecord {
   return {
-    sequence: big(row.sequence),
-    id: String(row.id),
-    queueId: String(row.queue_id),
-    type: String(row.type) as EventType,
-    taskId: String(row.task_id),
-    taskRevision: String(row.task_revision),
-    occurredAt: num(row.occurred_at),
-    details: String(row.details),
-    result: text(row.result),
-    effectUncertain: num(row.effect_uncertain) === 1,
-    currentAttemptId: text(row.current_attempt_id),
+    sequence: big(row[`${prefix}sequence`]),
+    id: String(row[`${prefix}id`]),
+    queueId: String(row[`${prefix}queue_id`]),
+    type: String(row[`${prefix}type`]) as EventType,
+    taskId: String(row[`${prefix}task_id`]),
+    taskRevision: String(row[`${prefix}task_revision`]),
+    occurredAt: num(row[`${prefix}occurred_at`]),
+    details: String(row[`${prefix}details`]),
+    result: text(row[`${prefix}result`]),
+    effectUncertain: num(row[`${prefix}effect_uncertain`]) === 1,
+    currentAttemptId: text(row[`${prefix}current_attempt_id`]),
   };
 }
 

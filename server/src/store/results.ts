@@ -10,7 +10,7 @@ import { RawJson, stringify } from '@orbit/spec/codec';
 import { newId } from '../crypto.ts';
 import type { EventType } from '../domain/subscription.ts';
 import { RESULT_COLUMNS, toResult, type ResultRecord } from './records.ts';
-import { big, type Row, type Sql } from './sql.ts';
+import { big, command, query, type Command, type Query, type Row, type Sql } from './sql.ts';
 
 export interface ResultInput {
   readonly queueId: string;
@@ -43,19 +43,22 @@ function jsonText(value: RawJson | Record<string, unknown> | undefined): string 
   return value instanceof RawJson ? value.text : stringify(value);
 }
 
+/** The head row, locked: an appender holds it until it commits, so sequences commit in order. */
+export function lockHead(sql: Sql): Query {
+  return query(`SELECT head_sequence, retention_boundary FROM result_head WHERE id = 1${sql.phrases.forUpdate}`);
+}
+
 /**
- * Appends results inside the caller's transaction and returns them. Call it from your own
- * `db.transaction` to publish atomically with your own writes; the head row stays locked until
- * that transaction ends, so keep it short.
+ * The results and the statements that append them after `head` (read with `lockHead`): one
+ * multi-row INSERT and the move of the head, for the caller to send in one round trip.
  */
-export async function appendResults(tx: Sql, inputs: readonly ResultInput[], now: number): Promise<ResultRecord[]> {
-  if (inputs.length === 0) return [];
-  const { head } = await logPosition(tx, true);
+export function appendAfter(head: bigint, inputs: readonly ResultInput[], now: number): { results: ResultRecord[]; statements: Command[] } {
+  if (inputs.length === 0) return { results: [], statements: [] };
   const rows: Row[] = [];
   let sequence = head;
   for (const input of inputs) {
     sequence += 1n;
-    const row: Row = {
+    rows.push({
       sequence,
       id: newId(),
       queue_id: input.queueId,
@@ -67,14 +70,30 @@ export async function appendResults(tx: Sql, inputs: readonly ResultInput[], now
       result: input.result === undefined ? null : input.result.text,
       effect_uncertain: input.effectUncertain ? 1 : 0,
       current_attempt_id: input.currentAttemptId ?? null,
-    };
-    rows.push(row);
+    });
   }
   const placeholders = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
   const params = rows.flatMap((r) => RESULT_COLUMNS.split(', ').map((c) => (c === 'sequence' ? (r.sequence as bigint).toString() : r[c])));
-  await tx.run(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${placeholders}`, params);
-  await tx.run('UPDATE result_head SET head_sequence = ? WHERE id = 1', [sequence.toString()]);
-  return rows.map(toResult);
+  return {
+    results: rows.map((row) => toResult(row)),
+    statements: [
+      command(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${placeholders}`, params),
+      command('UPDATE result_head SET head_sequence = ? WHERE id = 1', [sequence.toString()]),
+    ],
+  };
+}
+
+/**
+ * Appends results inside the caller's transaction and returns them. Call it from your own
+ * `db.transaction` to publish atomically with your own writes; the head row stays locked until
+ * that transaction ends, so keep it short.
+ */
+export async function appendResults(tx: Sql, inputs: readonly ResultInput[], now: number): Promise<ResultRecord[]> {
+  if (inputs.length === 0) return [];
+  const [[row]] = await tx.batch([lockHead(tx)]);
+  const { results, statements } = appendAfter(big(row!.head_sequence), inputs, now);
+  await tx.batch(statements);
+  return results;
 }
 
 export async function resultBySequence(db: Sql, sequence: bigint): Promise<ResultRecord | undefined> {

@@ -4,12 +4,13 @@
  * N - 1 first, then deletes old results in bounded batches, each its own short transaction. The
  * event of a delivery that is not ACKED is never deleted.
  *
- * A claim reads the boundary without a lock; on MySQL a claim that read the old boundary could
- * still be materializing deliveries for results a batch is about to delete. Each batch therefore
- * first locks the rows of the subscriptions whose cursor is below the batch (claims lock their
- * subscription row for their whole transaction): it waits for such a claim to commit, so its new
- * deliveries are visible to the `NOT EXISTS` check, and every later claim sees the new boundary
- * and stops with EVENT_HISTORY_EXPIRED. SQLite has one writer, so the question does not arise.
+ * A turn of the delivery engine reads the boundary without a lock; on MySQL a turn that read the
+ * old boundary could still be materializing deliveries for results a batch is about to delete.
+ * Each batch therefore first locks the rows of the subscriptions whose cursor is below the batch
+ * (a turn holds its subscription's row for its whole transaction): it waits for such a turn to
+ * commit, so its new deliveries are seen when the batch looks for the sequences to keep, and every
+ * later turn sees the new boundary and stops with EVENT_HISTORY_EXPIRED. SQLite has one writer, so
+ * the question does not arise.
  *
  * The batch that deletes results also scrubs the publish receipts that embed them
  * (`idempotency.ts`), so no pruned payload stays behind in a receipt.
@@ -57,25 +58,19 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
     if (options.maxBatches !== undefined && round >= options.maxBatches)
       return { boundary: boundary.toString(), deleted, receipts_scrubbed: scrubbed, more: true };
     const removed = await db.transaction(async (tx) => {
-      const rows = await tx.all(
-        `SELECT r.sequence FROM results r WHERE r.sequence > ? AND r.sequence <= ?
-           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.sequence = r.sequence AND ${pendingState('d.state')})
-         ORDER BY r.sequence LIMIT ${batch}`,
-        [after.toString(), boundary.toString()],
-      );
+      const rows = await tx.all(`SELECT sequence FROM results WHERE sequence > ? AND sequence <= ? ORDER BY sequence LIMIT ${batch}`, [
+        after.toString(),
+        boundary.toString(),
+      ]);
       if (rows.length === 0) return null;
       const last = big(rows[rows.length - 1]!.sequence);
-      if (tx.dialect === 'mysql' && (await lockLaggingSubscriptions(tx, last))) {
-        // Claims that were materializing have committed: check the batch again against them.
-        const still = await tx.all(
-          `SELECT r.sequence FROM results r WHERE r.sequence > ? AND r.sequence <= ?
-             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.sequence = r.sequence AND ${pendingState('d.state')})
-           ORDER BY r.sequence LIMIT ${batch}`,
-          [after.toString(), last.toString()],
-        );
-        rows.splice(0, rows.length, ...still);
-      }
-      const sequences = rows.map((r) => big(r.sequence).toString());
+      // Turns that were materializing have committed once these locks are held: their deliveries count below.
+      if (tx.dialect === 'mysql') await lockLaggingSubscriptions(tx, last);
+      const kept = await unacknowledgedSequences(tx, after, last);
+      const sequences = rows
+        .map((r) => big(r.sequence))
+        .filter((sequence) => !kept.has(sequence))
+        .map(String);
       if (sequences.length > 0) await tx.run(`DELETE FROM results WHERE sequence IN (${sequences.map(() => '?').join(', ')})`, sequences);
       return { count: sequences.length, scrubbed: await scrubReceipts(tx, sequences), last };
     });
@@ -88,11 +83,26 @@ export async function prune(db: Database, beforeSequence: bigint, options: Prune
 }
 
 /**
+ * The sequences in (`after`, `upTo`] that a delivery that is not ACKED names: their events stay.
+ * Such deliveries are few (at most max_pending per subscription, and only subscriptions whose
+ * `pending_count` says they have any): read from the work index, not from the whole history.
+ */
+async function unacknowledgedSequences(tx: Sql, after: bigint, upTo: bigint): Promise<Set<bigint>> {
+  const rows = await tx.all(
+    `SELECT d.sequence FROM subscriptions s JOIN deliveries d${tx.phrases.useIndex('deliveries_work')}
+        ON d.subscription_id = s.id AND ${pendingState('d.state')}
+      WHERE s.pending_count > 0 AND d.sequence > ? AND d.sequence <= ?`,
+    [after.toString(), upTo.toString()],
+  );
+  return new Set(rows.map((r) => big(r.sequence)));
+}
+
+/**
  * Locks (in id order) the non-retired subscriptions whose cursor is below `upTo`; true if any. On
  * Galera a claim on another node does not wait for this lock, but it changes the subscription row
  * when it materializes, so `certifiedLock` makes the two conflict: one of them runs again.
  */
-async function lockLaggingSubscriptions(tx: Sql, upTo: bigint): Promise<boolean> {
+async function lockLaggingSubscriptions(tx: Sql, upTo: bigint): Promise<void> {
   const rows = await tx.all(
     `SELECT id FROM subscriptions WHERE retired_at IS NULL AND cursor_sequence < ? ORDER BY id${tx.phrases.forUpdate}`,
     [upTo.toString()],
@@ -102,7 +112,6 @@ async function lockLaggingSubscriptions(tx: Sql, upTo: bigint): Promise<boolean>
     'subscriptions',
     rows.map((r) => String(r.id)),
   );
-  return rows.length > 0;
 }
 
 /**

@@ -10,6 +10,36 @@ export type Dialect = 'sqlite' | 'mysql';
 
 export type Row = Record<string, unknown>;
 
+/** A statement that reads rows. */
+export interface Query {
+  readonly kind: 'query';
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+
+/** A statement that writes and answers how many rows it changed. */
+export interface Command {
+  readonly kind: 'command';
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+
+export type Statement = Query | Command;
+
+/** What a statement of a batch answers: rows for a query, the count of changed rows for a command. */
+export type ResultOf<S extends Statement> = S extends Query ? Row[] : { changes: number };
+
+/** The answers of a batch, one per statement, in order. */
+export type BatchResult<S extends readonly Statement[]> = { -readonly [K in keyof S]: ResultOf<S[K]> };
+
+export function query(sql: string, params: readonly unknown[] = []): Query {
+  return { kind: 'query', sql, params };
+}
+
+export function command(sql: string, params: readonly unknown[] = []): Command {
+  return { kind: 'command', sql, params };
+}
+
 /** Something that runs statements: the database itself, or one open transaction. */
 export interface Sql {
   readonly dialect: Dialect;
@@ -23,6 +53,22 @@ export interface Sql {
   readonly galera?: boolean;
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }>;
+  /**
+   * Runs statements in order in one round trip to the database (MySQL: one multi-statement
+   * packet; SQLite: one call). A statement that fails stops the batch and rejects it. The
+   * statements of a batch may not depend on each other's answers, only on their effects: a batch is
+   * how a transaction plan keeps its round trips few (spec/README.md, "The delivery engine").
+   */
+  batch<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>>;
+}
+
+/** One open transaction. */
+export interface Tx extends Sql {
+  /**
+   * The transaction's last round trip: runs `statements` and commits in the same round trip (MySQL
+   * sends its COMMIT with them). Nothing may run in the transaction after it.
+   */
+  finish<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>>;
 }
 
 export interface TransactionOptions {
@@ -36,7 +82,7 @@ export interface Database extends Sql {
    * READ COMMITTED (claims with SKIP LOCKED do not collapse into deadlocks under it), and a
    * transaction that loses a deadlock is run again from the start, so `fn` must be safe to repeat.
    */
-  transaction<T>(fn: (tx: Sql) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
   close(): Promise<void>;
   /** A human-readable description without credentials, for logs. */
   readonly description: string;

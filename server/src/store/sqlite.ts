@@ -11,7 +11,7 @@
  * transaction made the fsync, not the work, the limit of this store (docs/benchmarks.md).
  */
 import BetterSqlite3 from 'better-sqlite3';
-import { PHRASES, type Database, type Row, type Sql, type TransactionOptions } from './sql.ts';
+import { PHRASES, type BatchResult, type Database, type Row, type Statement, type TransactionOptions, type Tx } from './sql.ts';
 
 type Connection = BetterSqlite3.Database;
 
@@ -26,7 +26,7 @@ function open(path: string): Connection {
   return db;
 }
 
-class Statements implements Sql {
+class Statements implements Tx {
   readonly dialect = 'sqlite' as const;
   readonly phrases = PHRASES.sqlite;
   private readonly cache = new Map<string, BetterSqlite3.Statement>();
@@ -55,6 +55,19 @@ class Statements implements Sql {
     return { changes: Number(result.changes) };
   }
 
+  async batch<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
+    return statements.map((statement) =>
+      statement.kind === 'query'
+        ? this.allSync(statement.sql, statement.params)
+        : { changes: Number(this.prepare(statement.sql).run(...statement.params.map(bind)).changes) },
+    ) as BatchResult<S>;
+  }
+
+  /** The group's COMMIT ends the transaction (see `commitGroup`); its last statements are a batch like any other. */
+  finish<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
+    return this.batch(statements);
+  }
+
   exec(sql: string): void {
     this.db.exec(sql);
   }
@@ -68,7 +81,7 @@ function bind(value: unknown): unknown {
 
 /** A transaction waiting for its turn in a commit group. */
 interface Pending {
-  readonly fn: (tx: Sql) => Promise<unknown>;
+  readonly fn: (tx: Tx) => Promise<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -109,12 +122,18 @@ export class SqliteDatabase implements Database {
     return this.transaction((tx) => tx.run(sql, params));
   }
 
+  /** Reads go to the reader; a batch that writes takes its turn on the writer, in one transaction. */
+  batch<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
+    if (statements.every((s) => s.kind === 'query')) return this.reads.batch(statements);
+    return this.transaction((tx) => tx.batch(statements));
+  }
+
   /** Runs DDL outside any transaction (migrations take their turn through `transaction` themselves). */
   exec(sql: string): void {
     this.writes.exec(sql);
   }
 
-  transaction<T>(fn: (tx: Sql) => Promise<T>, _options?: TransactionOptions): Promise<T> {
+  transaction<T>(fn: (tx: Tx) => Promise<T>, _options?: TransactionOptions): Promise<T> {
     if (this.closing) return Promise.reject(new Error('the database is closed'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });

@@ -4,10 +4,8 @@
  * for both stores. It owns the database handle and the deployment's cursor secret.
  */
 import { randomBytes } from 'node:crypto';
-import type { DeliveryState, RedeliveryPolicy } from '../domain/delivery.ts';
+import type { DeliveryState } from '../domain/delivery.ts';
 import { PageCursors } from '../domain/page-cursor.ts';
-import * as acks from './acks.ts';
-import * as claims from './claims.ts';
 import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
 import type { Delivery } from '../domain/delivery.ts';
@@ -26,19 +24,15 @@ import { oldestResults, prune, type PruneOptions, type PruneReport } from './ret
 import * as health from './health.ts';
 import * as cluster from './cluster.ts';
 import { listHistory } from './history.ts';
-import { sweepExpiredLeases, type SweepReport } from './sweep.ts';
 import { TrackedDatabase } from './tracked.ts';
 import { DatabaseClock } from './clock.ts';
 import * as sessions from './sessions.ts';
 import type { ResultInput } from './results.ts';
-import type { Database, Sql } from './sql.ts';
+import { big, type Database, type Sql } from './sql.ts';
 import * as subscriptions from './subscriptions.ts';
 
 export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
 export type { Page } from './paging.ts';
-export type { AckAnswer, AckOutcome, AckRequest, FollowUpClaim, FollowUpOffer } from './acks.ts';
-export type { ClaimOutcome, ClaimRequest, Claimed, Skipped } from './claims.ts';
-export type { SweepReport } from './sweep.ts';
 export type { Readiness } from './health.ts';
 export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
 export type { PublishOutcome };
@@ -63,9 +57,6 @@ export class Store {
     },
     { weigh: publishWeight, maxWeight: MAX_GROUP_BYTES },
   );
-
-  /** ACKs of every session on this node that arrive together commit together, with the claims that follow them (see `acks.ts`). */
-  private readonly acks = new Batcher<acks.AckEntry, acks.AckAnswer>((entries) => acks.acknowledgeGroup(this.db, this.clock, entries));
 
   /** The database's clock as this node last saw it (see `clock.ts`). */
   readonly clock = new DatabaseClock();
@@ -172,7 +163,14 @@ export class Store {
   }
 
   async appendResults(inputs: readonly ResultInput[]): Promise<ResultRecord[]> {
-    const rows = await this.db.transaction((tx) => results.appendResults(tx, inputs, Date.now()));
+    if (inputs.length === 0) return [];
+    // Two round trips: the head's lock, then the rows, the head's move and the commit.
+    const rows = await this.db.transaction(async (tx) => {
+      const [[head]] = await tx.batch([results.lockHead(tx)]);
+      const appended = results.appendAfter(big(head!.head_sequence), inputs, Date.now());
+      await tx.finish(appended.statements);
+      return appended.results;
+    });
     const last = rows[rows.length - 1];
     if (last) this.notifyAppended(last.sequence);
     return rows;
@@ -278,34 +276,9 @@ export class Store {
     return subscriptions.retireSubscription(this.db, principal, id, input, write, Date.now());
   }
 
-  // --- the delivery engine ---------------------------------------------------------------------
-
-  /** Checks the hello and records the session (capacity checked in the transaction). */
-  bindSession(principal: Principal, session: Parameters<typeof claims.bindSession>[2]): ReturnType<typeof claims.bindSession> {
-    return claims.bindSession(this.db, principal, session);
-  }
-
-  claim(request: claims.ClaimRequest): Promise<claims.ClaimOutcome> {
-    return claims.claim(this.db, this.clock, request);
-  }
-
-  /**
-   * Acknowledges one proof; proofs that arrive together commit in one transaction (see
-   * `batcher.ts`). `followUp` offers the claim to run in that transaction after the ACKs when they
-   * free capacity on the subscription (see `acks.ts`); the group asks one ACK per subscription.
-   */
-  acknowledge(request: acks.AckRequest, followUp?: acks.FollowUpOffer): Promise<acks.AckAnswer> {
-    return this.acks.submit({ request, followUp });
-  }
-
   /** The subscription as its owner sees it now, or NOT_FOUND. */
   ownedSubscription(principal: Principal, id: string): ReturnType<typeof subscriptions.ownedSubscription> {
     return subscriptions.ownedSubscription(this.db, principal, id);
-  }
-
-  /** The background sweep: recovers at most `batch` expired leases anywhere (see `sweep.ts`). */
-  sweepExpiredLeases(policy: RedeliveryPolicy, batch: number): Promise<SweepReport> {
-    return sweepExpiredLeases(this.db, { policy, batch });
   }
 
   // --- nodes and sessions ---------------------------------------------------------------------

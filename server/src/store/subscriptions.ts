@@ -16,7 +16,7 @@ import type { Principal } from './principal.ts';
 import { SUBSCRIPTION_COLUMNS, SUBSCRIPTION_SELECT, toSubscription } from './records.ts';
 import { newestFirst, type Page } from './paging.ts';
 import { logPosition, matchingResults } from './results.ts';
-import { certifiedLock, num, pendingState, type Database, type Sql } from './sql.ts';
+import { certifiedLock, num, type Database, type Sql } from './sql.ts';
 
 /** Loads a subscription the principal owns, or throws NOT_FOUND (another credential's looks absent). */
 export async function ownedSubscription(db: Sql, principal: Principal, id: string, lock = false): Promise<SubscriptionRecord> {
@@ -158,8 +158,8 @@ export async function retireSubscription(
   now: number,
 ): Promise<Written<SubscriptionRecord>> {
   return idempotent(db, scopeOf(principal.credentialId, `retire:${id}`, write), write.render, async (tx) => {
+    // The row lock holds the delivery engine off, so its pending_count is exact here.
     const current = await ownedSubscription(tx, principal, id, true);
-    const [open] = await tx.all(`SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND ${pendingState('state')}`, [id]);
     const position = await logPosition(tx);
     // Behind the boundary, what waits can never be materialized and does not hold retirement back: no need to look.
     const waiting = historyExpired(current.cursorSequence, position.boundary)
@@ -173,7 +173,7 @@ export async function retireSubscription(
           columns: 'sequence',
         });
     const retired = orThrow(
-      decideRetire({ current, openDeliveries: num(open!.n), hasUnmaterialized: waiting.length > 0, ...position, now }, input),
+      decideRetire({ current, openDeliveries: current.pendingCount, hasUnmaterialized: waiting.length > 0, ...position, now }, input),
     );
     const retiredSequence = retired.retiredSequence!.toString();
     await tx.run(

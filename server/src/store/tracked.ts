@@ -1,13 +1,28 @@
 /**
  * @module
  * A `Database` that counts the operations in flight, so a graceful shutdown can wait for running
- * transactions (an ACK, a claim, a management write) to commit before it closes the pool.
+ * transactions (an ACK, a turn, a management write) to commit before it closes the pool; and
+ * counts what every operation costs the database, the figures of the engine's cost model
+ * (server/test/engine-cost.test.ts): statements, round trips and commits.
  */
-import type { Database, Row, Sql, TransactionOptions } from './sql.ts';
+import type { BatchResult, Database, Row, Statement, TransactionOptions, Tx } from './sql.ts';
+
+/**
+ * What the database has been asked to do, cumulatively. A round trip is one call across the driver:
+ * a statement, a batch, or a transaction's COMMIT when its last batch did not carry it (`finish`).
+ * A commit is a transaction that committed (or a write outside one); an attempt that a deadlock
+ * rolled back counts its statements and round trips, not a commit.
+ */
+export interface DatabaseCounts {
+  statements: number;
+  roundTrips: number;
+  commits: number;
+}
 
 export class TrackedDatabase implements Database {
   private active = 0;
   private idleWaiters: Array<() => void> = [];
+  readonly counts: DatabaseCounts = { statements: 0, roundTrips: 0, commits: 0 };
 
   constructor(private readonly inner: Database) {}
 
@@ -47,15 +62,59 @@ export class TrackedDatabase implements Database {
   }
 
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    this.count(1, 0);
     return this.track(() => this.inner.all<T>(sql, params));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
+    this.count(1, 1);
     return this.track(() => this.inner.run(sql, params));
   }
 
-  transaction<T>(fn: (tx: Sql) => Promise<T>, options?: TransactionOptions): Promise<T> {
-    return this.track(() => this.inner.transaction(fn, options));
+  batch<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
+    this.count(statements.length, statements.some((s) => s.kind === 'command') ? 1 : 0);
+    return this.track(() => this.inner.batch(statements));
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return this.track(async () => {
+      const result = await this.inner.transaction(async (tx) => {
+        let finished = false;
+        const counted: Tx = {
+          dialect: tx.dialect,
+          phrases: tx.phrases,
+          ...(tx.galera === undefined ? {} : { galera: tx.galera }),
+          all: (sql, params) => {
+            this.count(1, 0);
+            return tx.all(sql, params);
+          },
+          run: (sql, params) => {
+            this.count(1, 0);
+            return tx.run(sql, params);
+          },
+          batch: (statements) => {
+            this.count(statements.length, 0);
+            return tx.batch(statements);
+          },
+          finish: (statements) => {
+            finished = true;
+            this.count(statements.length, 0);
+            return tx.finish(statements);
+          },
+        };
+        const value = await fn(counted);
+        if (!finished) this.counts.roundTrips++;
+        return value;
+      }, options);
+      this.counts.commits++;
+      return result;
+    });
+  }
+
+  private count(statements: number, commits: number): void {
+    this.counts.statements += statements;
+    this.counts.roundTrips++;
+    this.counts.commits += commits;
   }
 
   /** Resolves once nothing is in flight (at once when idle). */

@@ -26,6 +26,8 @@ export interface ColumnTypes<B> {
 export interface ColumnBuilder<B> {
   notNull(): B;
   primaryKey(): B;
+  /** The value existing rows get when the column is added (counters start at 0). */
+  default(value: number): B;
 }
 
 /** A dialect's drizzle builders: `sqliteTable` or `mysqlTable`, and the keys that go with it. */
@@ -119,11 +121,20 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
         updated_at: i64().notNull(),
         retired_at: i64(),
         retired_sequence: u64(),
+        // The delivery engine keeps these under the subscription's row lock, in the transactions
+        // that change them (spec/README.md, "The delivery engine"), so no claim counts rows:
+        // deliveries that are not ACKED (the API's pending_count), those of them in PENDING, and
+        // a time before which no lease of the subscription ends (null: none is leased).
+        pending_count: int().notNull().default(0),
+        waiting_count: int().notNull().default(0),
+        lease_check_at: i64(),
       },
       (t) => [
         unique(t.namespace_id, t.active_name),
         index('subscriptions_by_owner', t.queue_id, t.credential_id, t.created_at, t.id),
         index('subscriptions_by_namespace', t.namespace_id, t.retired_at),
+        // The lease sweep finds the subscriptions whose leases may have ended.
+        index('subscriptions_by_lease_check', t.lease_check_at),
       ],
     ),
     deliveries: table(
@@ -145,18 +156,15 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
         attempt_budget: int().notNull(),
         acknowledged_at: i64(),
       },
+      // Every index is paid for on every delivery: an insert writes each, and a change of state
+      // rewrites each that holds `state`. So there are two besides the keys: the list in creation
+      // order, which a delivery enters once, and the engine's work index, which serves PENDING
+      // rows in sequence order (their lease_until is null), LEASED rows by lease end (recovery),
+      // and the rows of one state (the list filtered by a state that is not ACKED, retention).
       (t) => [
         unique(t.subscription_id, t.sequence),
         index('deliveries_list', t.subscription_id, t.created_at, t.id),
-        index('deliveries_list_state', t.subscription_id, t.state, t.created_at, t.id),
-        // The lease sweep finds expired leases by (state, lease_until), and retention asks whether
-        // a result still has a delivery that is not ACKED by (sequence, state).
-        index('deliveries_expiry', t.state, t.lease_until),
-        index('deliveries_by_sequence', t.sequence, t.state),
-        // A claim reads a subscription's PENDING rows in sequence order (claims.ts names this index).
-        // Without it MySQL walks the (subscription, sequence) key through the whole ACKED history,
-        // locking what it reads. It also serves pending counts and lease recovery.
-        index('deliveries_by_state', t.subscription_id, t.state, t.sequence),
+        index('deliveries_work', t.subscription_id, t.state, t.lease_until, t.sequence),
       ],
     ),
     idempotency_records: table(
@@ -197,6 +205,9 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
         capacity: int().notNull(),
         connected_at: i64().notNull(),
         last_seen_at: i64().notNull(),
+        // LEASED deliveries that name this session, kept by the engine with its leases, ACKs and
+        // recoveries: a claim leases to the session at most `capacity - held`.
+        held: int().notNull().default(0),
       },
       (t) => [index('sessions_by_subscription', t.subscription_id), index('sessions_by_node', t.node_id)],
     ),
