@@ -35,8 +35,11 @@ export async function freshDatabase(kind: StoreKind, options: { prefix?: string;
     return { url: `sqlite:${file}`, name: file, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  // The server URL may carry options (`?socketPath=…` for a local server's Unix socket).
+  const url = new URL(root);
+  url.pathname = `/${name}`;
   return {
-    url: `${root}/${name}`,
+    url: url.toString(),
     name,
     async drop() {
       const conn = await mysql.createConnection({ uri: root });

@@ -3,14 +3,14 @@
  * Server frames of `orbit.events.v1` (spec/rules.md#s5-6, #s5-7), built in one place. Every frame
  * gets a fresh `message_id`; replies name the request in `reply_to`.
  */
-import { stringify } from '@orbit/spec/codec';
 import type { ErrorCode } from '@orbit/spec/errors';
 import { newId } from '../crypto.ts';
 import type { Leased } from '../engine/engine.ts';
-import { deliveryJson, eventJson, iso } from '../wire/json.ts';
+import { deliveryJson, eventText, iso } from '../wire/json.ts';
 
+/** A frame of plain values (no raw JSON text in it): `JSON.stringify` writes it as the codec would. */
 function frame(type: string, fields: Record<string, unknown>): string {
-  return stringify({ protocol_version: '1', type, message_id: newId(), ...fields });
+  return JSON.stringify({ protocol_version: '1', type, message_id: newId(), ...fields });
 }
 
 export function welcomeFrame(args: {
@@ -39,11 +39,10 @@ export function welcomeFrame(args: {
   });
 }
 
-export function deliverFrame(sessionId: string, claimed: Leased): string {
-  return frame('event.deliver', {
-    session_id: sessionId,
-    body: { delivery: deliveryJson(claimed.delivery), event: eventJson(claimed.event), lease_secret: claimed.secret },
-  });
+/** The frame of every delivery: the event's text is written out directly (`eventText`), its stored JSON verbatim. */
+export function deliverFrame(sessionId: string, leased: Leased): string {
+  const delivery = JSON.stringify(deliveryJson(leased.delivery));
+  return `{"protocol_version":"1","type":"event.deliver","message_id":"${newId()}","session_id":${JSON.stringify(sessionId)},"body":{"delivery":${delivery},"event":${eventText(leased.event)},"lease_secret":${JSON.stringify(leased.secret)}}}`;
 }
 
 export function ackReplyFrame(args: {

@@ -18,8 +18,21 @@ import type { Delivery } from '../domain/delivery.ts';
 import { TASK_STATE, type SubscriptionRecord } from '../domain/subscription.ts';
 import type { HistoryRecord, ResultRecord, SessionRecord } from '../store/records.ts';
 
+/**
+ * The few last times rendered: a turn stamps its deliveries with one `now` and one lease end, and
+ * a batch of results shares its `occurred_at`, so one frame after another renders the same ones.
+ */
+const ISO_CACHE = new Map<number, string>();
+const ISO_CACHE_SIZE = 16;
+
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  let text = ISO_CACHE.get(ms);
+  if (text === undefined) {
+    text = new Date(ms).toISOString();
+    if (ISO_CACHE.size >= ISO_CACHE_SIZE) ISO_CACHE.delete(ISO_CACHE.keys().next().value as number);
+    ISO_CACHE.set(ms, text);
+  }
+  return text;
 }
 
 export function subscriptionJson(s: SubscriptionRecord): Subscription {
@@ -85,6 +98,19 @@ export function eventJson(r: ResultRecord): ResultEvent {
     details: trustedRawJson(r.details) as unknown as ResultEvent['details'],
     snapshot,
   };
+}
+
+/**
+ * `JSON.stringify(eventJson(r))` with `details` and `result` as their stored text, written out
+ * directly: the body of every `event.deliver`, so the generic serializer's walk for raw values is
+ * spared. Every other value goes through `JSON.stringify`; the shape and order are `eventJson`'s.
+ */
+export function eventText(r: ResultRecord): string {
+  const q = JSON.stringify;
+  const result = r.result !== null ? `,"result":${r.result}` : '';
+  const attempt = r.currentAttemptId !== null ? `,"current_attempt_id":${q(r.currentAttemptId)}` : '';
+  const snapshot = `{"schema_version":1,"task_id":${q(r.taskId)},"queue_id":${q(r.queueId)},"state":${q(TASK_STATE[r.type])},"revision":${q(r.taskRevision)},"effect_uncertain":${r.effectUncertain}${result}${attempt}}`;
+  return `{"id":${q(r.id)},"sequence":"${r.sequence}","type":${q(r.type)},"aggregate_kind":"task","aggregate_id":${q(r.taskId)},"aggregate_revision":${q(r.taskRevision)},"occurred_at":"${iso(r.occurredAt)}","details":${r.details},"snapshot":${snapshot}}`;
 }
 
 /** Which `detail` fields each history entry may carry; anything else an older row holds stays internal. */
