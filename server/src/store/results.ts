@@ -10,7 +10,7 @@ import { RawJson, stringify } from '@orbit/spec/codec';
 import { newId } from '../crypto.ts';
 import type { EventType } from '../domain/subscription.ts';
 import { RESULT_COLUMNS, toResult, type ResultRecord } from './records.ts';
-import { big, command, query, type Command, type Query, type Row, type Sql } from './sql.ts';
+import { big, command, query, type Command, type Query, type Row, type Sql, type Tx } from './sql.ts';
 
 export interface ResultInput {
   readonly queueId: string;
@@ -81,6 +81,41 @@ export function appendAfter(head: bigint, inputs: readonly ResultInput[], now: n
       command('UPDATE result_head SET head_sequence = ? WHERE id = 1', [sequence.toString()]),
     ],
   };
+}
+
+/**
+ * Appends results in a transaction of their own and commits it. On MySQL in one round trip: the
+ * head is locked and read into a session variable, and the rows take their sequences from it in
+ * the same packet (`SELECT … INTO @orbit_head … FOR UPDATE`), so an append that carries one result
+ * costs one round trip, not two. SQLite's statements are calls in this process: two batches there.
+ */
+export async function appendAndCommit(tx: Tx, inputs: readonly ResultInput[], now: number): Promise<ResultRecord[]> {
+  if (inputs.length === 0) {
+    await tx.finish([]);
+    return [];
+  }
+  if (tx.dialect !== 'mysql') {
+    const [[row]] = await tx.batch([lockHead(tx)]);
+    const { results, statements } = appendAfter(big(row!.head_sequence), inputs, now);
+    await tx.finish(statements);
+    return results;
+  }
+  // The sequences are placeholders here: the statements use `@orbit_head + i`, the records get theirs below.
+  const { results, statements } = appendAfter(0n, inputs, now);
+  const [insert] = statements;
+  const rows = RESULT_COLUMNS.split(', ').length;
+  const placeholders = inputs
+    .map((_, i) => `(@orbit_head + ${i + 1}, ${Array.from({ length: rows - 1 }, () => '?').join(', ')})`)
+    .join(', ');
+  const params = insert!.params.filter((_, k) => k % rows !== 0);
+  const [, , , [head]] = await tx.finish([
+    command(`SELECT head_sequence INTO @orbit_head FROM result_head WHERE id = 1${tx.phrases.forUpdate}`),
+    command(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${placeholders}`, params),
+    command(`UPDATE result_head SET head_sequence = @orbit_head + ${inputs.length} WHERE id = 1`),
+    query('SELECT @orbit_head AS head'),
+  ]);
+  const base = big(head!.head);
+  return results.map((r) => ({ ...r, sequence: base + r.sequence }));
 }
 
 /**

@@ -28,7 +28,7 @@ import { TrackedDatabase } from './tracked.ts';
 import { DatabaseClock } from './clock.ts';
 import * as sessions from './sessions.ts';
 import type { ResultInput } from './results.ts';
-import { big, type Database, type Sql } from './sql.ts';
+import type { Database, Sql } from './sql.ts';
 import * as subscriptions from './subscriptions.ts';
 
 export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
@@ -164,13 +164,7 @@ export class Store {
 
   async appendResults(inputs: readonly ResultInput[]): Promise<ResultRecord[]> {
     if (inputs.length === 0) return [];
-    // Two round trips: the head's lock, then the rows, the head's move and the commit.
-    const rows = await this.db.transaction(async (tx) => {
-      const [[head]] = await tx.batch([results.lockHead(tx)]);
-      const appended = results.appendAfter(big(head!.head_sequence), inputs, Date.now());
-      await tx.finish(appended.statements);
-      return appended.results;
-    });
+    const rows = await this.db.transaction((tx) => results.appendAndCommit(tx, inputs, Date.now()));
     const last = rows[rows.length - 1];
     if (last) this.notifyAppended(last.sequence);
     return rows;
