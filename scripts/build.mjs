@@ -2,7 +2,8 @@
 // `npm run build`: every published workspace into its `dist/` (ESM, `.d.ts`, declaration and
 // source maps). `tsc -b` builds the projects of tsconfig.build.json in reference order and
 // incrementally; then the files tsc does not emit are copied or rendered next to the output:
-// the generated validators (already JavaScript), the console's static files, and the JSON
+// the generated validators (already JavaScript), the console's static files, the SQLite store's
+// worker thread (JavaScript, started by file next to `store/sqlite-thread.js`), and the JSON
 // rendering of the OpenAPI document. `--clean` first removes every `dist/`, so that nothing of a
 // deleted source survives in what is packed (the consumer test builds that way).
 import { spawnSync } from 'node:child_process';
@@ -26,5 +27,6 @@ const tsc = spawnSync(process.execPath, [at('node_modules/typescript/bin/tsc'), 
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 
 cpSync(at('server/src/console/static'), at('server/dist/console/static'), { recursive: true });
+cpSync(at('server/src/store/sqlite-worker.mjs'), at('server/dist/store/sqlite-worker.mjs'));
 mkdirSync(at('spec/dist'), { recursive: true });
 writeFileSync(at('spec/dist/openapi.json'), `${JSON.stringify(parse(readFileSync(at('spec/openapi.yaml'), 'utf8')), null, 2)}\n`);
