@@ -86,6 +86,8 @@ export class EventGateway {
   private readonly deps: SessionDeps;
   /** Upgrades accepted by Orbit's checks whose WebSocket handshake has not finished. */
   private readonly pending = new Set<Duplex>();
+  /** The 'close' listener of a pending upgrade's socket (`this`): one function for all of them, taken off at the handshake. */
+  private readonly forgetPending: (this: Duplex) => void;
   private readonly access: AccessView;
   /** This node's row in `nodes`. */
   private readonly node = { id: newId(), description: `${hostname()} pid ${process.pid}` };
@@ -106,6 +108,10 @@ export class EventGateway {
     /** The upgrade path this gateway owns: CONNECT_PATH under the app's base path. */
     private readonly connectPath: string = CONNECT_PATH,
   ) {
+    const pending = this.pending;
+    this.forgetPending = function (this: Duplex) {
+      pending.delete(this);
+    };
     this.pool = new ClaimPool(undefined, (error) => log('error', 'claim pool error', { error: String(error) }));
     this.access = new AccessView(
       (ids) => store.accessOf(ids),
@@ -343,7 +349,7 @@ export class EventGateway {
     // `ws` answers a handshake it cannot accept (no key, another version, an unparsable protocol
     // list) without calling back, and destroys the socket later.
     this.pending.add(socket);
-    socket.once('close', () => this.pending.delete(socket));
+    socket.once('close', this.forgetPending);
     let principal: Principal;
     try {
       principal = await authorize(this.store.authenticator, request.headers.authorization, 'ConnectEvents');
@@ -356,11 +362,12 @@ export class EventGateway {
     this.wss.once('headers', addHeaders);
     this.wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
       this.pending.delete(socket);
+      socket.off('close', this.forgetPending);
       const session = new Session(ws, socket, principal, this.deps);
       this.sessions.add(session);
       this.log('debug', 'event connection opened', { request_id: requestId, credential_id: principal.credentialId });
-      ws.once('close', (code: number) => {
-        this.sessions.delete(session);
+      ws.on('close', (code: number) => {
+        this.sessions.delete(session); // `ws` emits 'close' once; `on` keeps no `once` wrapper per connection
         this.log('info', 'event connection closed', {
           request_id: requestId,
           session_id: session.sessionId,

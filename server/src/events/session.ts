@@ -32,6 +32,9 @@ export const CLOSE = {
   policy: CLOSE_CODES.policy.code,
 } as const;
 
+/** The subscription of a session not bound yet, or whose lane holds it: one object for all of them. */
+const UNBOUND: Session['subscription'] = Object.freeze({ queueId: '', types: Object.freeze([]), cursorSequence: 0n });
+
 export interface SessionDeps {
   readonly store: Store;
   readonly engine: DeliveryEngine;
@@ -61,12 +64,8 @@ type Task =
 export class Session implements LaneMember {
   sessionId: string | null = null;
   subscriptionId = '';
-  /** The subscription as the hello found it (its queue and types are fixed at its creation), once bound. */
-  subscription: { readonly queueId: string; readonly types: readonly string[]; readonly cursorSequence: bigint } = {
-    queueId: '',
-    types: [],
-    cursorSequence: 0n,
-  };
+  /** The subscription as the hello found it (its queue and types are fixed at its creation), until its lane has it. */
+  subscription: { readonly queueId: string; readonly types: readonly string[]; readonly cursorSequence: bigint } = UNBOUND;
   readonly applicationId: string;
   /** The digest of the token the connection authenticated with (a rotation may retire it). */
   readonly tokenDigest: string | undefined;
@@ -256,6 +255,7 @@ export class Session implements LaneMember {
 
   private async hello(frame: Extract<ClientFrame, { type: 'events.hello' }>): Promise<void> {
     clearTimeout(this.helloTimer);
+    this.helloTimer = undefined;
     if (this.sessionId !== null) return; // readClientFrame refuses a second hello; defensive only
     const sessionId = newId();
     const subscription = await this.deps.engine.bind(this.principal, {
@@ -283,6 +283,7 @@ export class Session implements LaneMember {
       }),
     );
     this.lane = this.deps.lanes.join(this);
+    this.subscription = UNBOUND; // a new lane took it from the first session; no connection keeps its own copy
   }
 
   /** Queues the ACK for its subscription's next turn; the turn's part brings its answer (`apply`). */
@@ -351,10 +352,14 @@ export class Session implements LaneMember {
     if (rule.socket === 'close' || this.sessionId === null) this.close(rule.closeCode ?? CLOSE.policy, code);
   }
 
+  /** A valid frame: the idle timeout starts again, on the connection's one timer (re-armed, not replaced). */
   private touch(): void {
     this.active = true;
-    clearTimeout(this.idleTimer);
-    this.idleTimer = setTimeout(() => this.close(CLOSE.policy, 'no valid frame within the idle timeout'), this.deps.settings.idleTimeoutMs);
+    this.idleTimer ??= setTimeout(
+      () => this.close(CLOSE.policy, 'no valid frame within the idle timeout'),
+      this.deps.settings.idleTimeoutMs,
+    );
+    this.idleTimer.refresh();
   }
 
   close(code: number, reason: string): void {

@@ -148,6 +148,10 @@ function pool(url: string, connectionLimit: number, settings: readonly string[],
     timezone: 'Z',
     charset: 'utf8mb4',
     multipleStatements,
+    // Orbit sends text queries (`query`), never `execute`: the per-connection prepared-statement
+    // cache stays empty, and its default size (16,000) preallocates four arrays of that length,
+    // 512 KB of heap per connection.
+    maxPreparedStatements: 16,
   });
   created.on('connection', (conn) => {
     // The callback-style connection object: queue the session settings before first use.
