@@ -84,36 +84,45 @@ export function appendAfter(head: bigint, inputs: readonly ResultInput[], now: n
 }
 
 /**
- * Appends results in a transaction of their own and commits it. On MySQL in one round trip: the
- * head is locked and read into a session variable, and the rows take their sequences from it in
- * the same packet (`SELECT … INTO @orbit_head … FOR UPDATE`), so an append that carries one result
- * costs one round trip, not two. SQLite's statements are calls in this process: two batches there.
+ * Appends results in a transaction of their own and commits it, in one round trip: the rows take
+ * their sequences from the head inside the statements, and the last statement says where the head
+ * was. MySQL locks the head and reads it into a session variable (`SELECT … INTO @orbit_head … FOR
+ * UPDATE`); SQLite (one writer, so no lock) selects the rows from a VALUES list joined to the head.
+ * So an append of one result costs one round trip, and on SQLite one message to its writer thread.
  */
 export async function appendAndCommit(tx: Tx, inputs: readonly ResultInput[], now: number): Promise<ResultRecord[]> {
   if (inputs.length === 0) {
     await tx.finish([]);
     return [];
   }
-  if (tx.dialect !== 'mysql') {
-    const [[row]] = await tx.batch([lockHead(tx)]);
-    const { results, statements } = appendAfter(big(row!.head_sequence), inputs, now);
-    await tx.finish(statements);
-    return results;
-  }
-  // The sequences are placeholders here: the statements use `@orbit_head + i`, the records get theirs below.
+  // The sequences are offsets here (1, 2, …): the statements add the head, the records get it below.
   const { results, statements } = appendAfter(0n, inputs, now);
-  const [insert] = statements;
-  const rows = RESULT_COLUMNS.split(', ').length;
-  const placeholders = inputs
-    .map((_, i) => `(@orbit_head + ${i + 1}, ${Array.from({ length: rows - 1 }, () => '?').join(', ')})`)
-    .join(', ');
-  const params = insert!.params.filter((_, k) => k % rows !== 0);
-  const [, , , [head]] = await tx.finish([
-    command(`SELECT head_sequence INTO @orbit_head FROM result_head WHERE id = 1${tx.phrases.forUpdate}`),
-    command(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${placeholders}`, params),
-    command(`UPDATE result_head SET head_sequence = @orbit_head + ${inputs.length} WHERE id = 1`),
-    query('SELECT @orbit_head AS head'),
-  ]);
+  const columns = RESULT_COLUMNS.split(', ').length;
+  const params = statements[0]!.params.filter((_, k) => k % columns !== 0);
+  const n = inputs.length;
+  const rows = (first: (i: number) => string) =>
+    inputs.map((_, i) => `(${first(i)}, ${Array.from({ length: columns - 1 }, () => '?').join(', ')})`).join(', ');
+  const [head] =
+    tx.dialect === 'mysql'
+      ? (
+          await tx.finish([
+            command(`SELECT head_sequence INTO @orbit_head FROM result_head WHERE id = 1${tx.phrases.forUpdate}`),
+            command(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${rows((i) => `@orbit_head + ${i + 1}`)}`, params),
+            command(`UPDATE result_head SET head_sequence = @orbit_head + ${n} WHERE id = 1`),
+            query('SELECT @orbit_head AS head'),
+          ])
+        )[3]
+      : (
+          await tx.finish([
+            command(
+              `INSERT INTO results (${RESULT_COLUMNS}) SELECT h.head_sequence + v.column1, ${Array.from({ length: columns - 1 }, (_, c) => `v.column${c + 2}`).join(', ')}
+                 FROM result_head h, (VALUES ${rows((i) => String(i + 1))}) v WHERE h.id = 1`,
+              params,
+            ),
+            command(`UPDATE result_head SET head_sequence = head_sequence + ${n} WHERE id = 1`),
+            query(`SELECT head_sequence - ${n} AS head FROM result_head WHERE id = 1`),
+          ])
+        )[2];
   const base = big(head!.head);
   return results.map((r) => ({ ...r, sequence: base + r.sequence }));
 }
