@@ -74,7 +74,8 @@ function stageOfArea(name: string): Stage | null {
     name === 'server/store/mysql.ts'
   )
     return 'MySQL driver: encode, decode';
-  if (name === 'npm:better-sqlite3' || name === 'server/store/sqlite.ts') return 'SQLite: statements and commits';
+  if (name === 'npm:better-sqlite3' || name === 'server/store/sqlite.ts' || name === 'server/store/sqlite-thread.ts')
+    return 'SQLite: statements and commits';
   if (/^(npm:ws|server\/events\/)/.test(name)) return 'WebSocket: frames, sessions, claim pool';
   if (/^(spec\/codec\/|generated\/|server\/http\/request\.ts)/.test(name)) return 'body: strict JSON, schema, digest';
   if (/^server\/(wire\/auth|store\/principal|crypto)/.test(name)) return 'authentication';
