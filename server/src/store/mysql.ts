@@ -6,13 +6,17 @@
  * jittered pause. Transaction connections run with autocommit off, so a transaction is its
  * statements and a COMMIT: every round trip counts, since each costs both processes CPU.
  *
- * On a Galera cluster (`galera: true`, which `open.ts` detects from `wsrep_on`) two things change.
+ * On a Galera cluster (`galera: true`, which `open.ts` detects from `wsrep_on`) three things change.
  * Every read waits until the node has applied what the cluster committed before it
  * (`wsrep_sync_wait = 1`), so an ACK, a hello or a GET through this node sees a lease or a
- * subscription committed through another. And more errors restart a transaction: a certification
+ * subscription committed through another. More errors restart a transaction: a certification
  * failure or a brute-force abort (1213, at any statement or at COMMIT), and the errors of a node
  * that is not primary or not synced yet (1047, 1180), for a bounded time so that a node rejoining
- * the cluster does not fail every request at once. docs/operations.md has the Galera section.
+ * the cluster does not fail every request at once. And a transaction sends one statement per round
+ * trip, its COMMIT last and alone: a Galera node that aborted a statement of a multi-statement
+ * packet was seen to run and commit the statements after it (a publish's receipts without its
+ * results, server/test/galera/faults.test.ts), so a packet never carries more than one statement
+ * there. docs/operations.md has the Galera section.
  */
 import mysql from 'mysql2/promise';
 import {
@@ -103,7 +107,7 @@ class Connection implements Tx {
   constructor(
     private readonly target: CallbackQueryable,
     readonly galera: boolean,
-    /** Whether the connection takes multi-statement packets (the transaction pool's do). */
+    /** Whether the connection takes multi-statement packets (the transaction pool's do, but not on Galera). */
     private readonly multi: boolean,
   ) {}
 
@@ -126,7 +130,10 @@ class Connection implements Tx {
   async finish<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
     if (this.finished) throw new Error('the transaction has already committed');
     this.finished = true;
-    return (await batchOn(this.target, statements, true)) as BatchResult<S>;
+    if (this.multi) return (await batchOn(this.target, statements, true)) as BatchResult<S>;
+    const answers = await this.batch(statements);
+    await query(this.target, 'COMMIT', []);
+    return answers;
   }
 }
 
@@ -182,9 +189,9 @@ export class MysqlDatabase implements Database {
       "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ENGINE_SUBSTITUTION'",
       ...(this.galera ? ['SET SESSION wsrep_sync_wait = 1'] : []),
     ];
-    // Transactions send a round trip's statements in one packet (`Sql.batch`); single statements
-    // outside them never need to, so that pool keeps multi-statement packets off.
-    this.txPool = pool(options.url, limit, [...settings, 'SET SESSION autocommit = 0'], true);
+    // Transactions send a round trip's statements in one packet (`Sql.batch`), except on Galera
+    // (see above); single statements outside them never need to, so that pool keeps them off.
+    this.txPool = pool(options.url, limit, [...settings, 'SET SESSION autocommit = 0'], !this.galera);
     this.pool = pool(options.url, Math.max(2, Math.ceil(limit / 4)), settings);
     this.direct = new Connection(core(this.pool), this.galera, false);
   }
@@ -208,7 +215,7 @@ export class MysqlDatabase implements Database {
       const conn = await connectionOf(core(this.txPool));
       try {
         // With autocommit off, the first statement begins the transaction: one round trip less.
-        const tx = new Connection(conn, this.galera, true);
+        const tx = new Connection(conn, this.galera, !this.galera);
         const result = await fn(tx);
         if (!tx.finished) await query(conn, 'COMMIT', []);
         return result;

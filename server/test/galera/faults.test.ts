@@ -197,7 +197,8 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
     })();
 
     // --- publishers: every key until answered, on the next node after a failure -----------------
-    const answers = new Map<number, { eventId: string; sequence: string }>();
+    /** Each key's answer, and the node and attempt that gave it (for the diagnosis of a lost publish). */
+    const answers = new Map<number, { eventId: string; sequence: string; status: number; node: number; attempt: number }>();
     let publishFailures = 0;
     let gate: Promise<void> = Promise.resolve();
     async function publishOne(n: number): Promise<void> {
@@ -212,7 +213,8 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
           });
           const json = (await response.json()) as { data?: { event: { id: string; sequence: string } } };
           if (response.status === 201 || response.status === 200) {
-            answers.set(n, { eventId: json.data!.event.id, sequence: json.data!.event.sequence });
+            const { id, sequence } = json.data!.event;
+            answers.set(n, { eventId: id, sequence, status: response.status, node: (n + attempt) % urls.length, attempt });
             return;
           }
         } catch {
@@ -266,7 +268,41 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
     };
     const faults = await fault();
     await Promise.all(publishing);
-    await until('every delivery ACKED', () => seen.acked.size >= RESULTS, 120_000);
+    // Every key appended once, and every answer (201, or a replay on another node) names its key's
+    // event. Checked before waiting for the ACKs: a publish answered but not appended leaves
+    // nothing to ACK, and its receipt and the row at its sequence say what happened.
+    const results = await store.db.all('SELECT sequence, id, task_revision FROM results WHERE queue_id = ? ORDER BY sequence', [queueId]);
+    const byKey = new Map(results.map((r) => [Number(r.task_revision) - 1, r]));
+    const unlogged = [...answers].filter(
+      ([n, a]) => String(byKey.get(n)?.id) !== a.eventId || String(byKey.get(n)?.sequence) !== a.sequence,
+    );
+    if (unlogged.length > 0) {
+      const shown = unlogged.slice(0, 5);
+      const receipts = await store.db.all(
+        `SELECT idem_key, status, sequence, created_at, SUBSTR(response, 1, 120) AS response FROM idempotency_records WHERE idem_key IN (${shown.map(() => '?').join(', ')})`,
+        shown.map(([n]) => `key-${n}`),
+      );
+      const rows = await store.db.all(
+        `SELECT sequence, id, task_revision FROM results WHERE sequence IN (${shown.map(() => '?').join(', ')})`,
+        shown.map(([, a]) => a.sequence),
+      );
+      throw new Error(
+        `${unlogged.length} answered publishes are not in the log as answered: ${JSON.stringify({ answers: shown, receipts, rows, logged: results.length })}`,
+      );
+    }
+    expect(results).toHaveLength(RESULTS);
+    expect(byKey.size).toBe(RESULTS);
+
+    await until('every delivery ACKED', () => seen.acked.size >= RESULTS, 120_000).catch(async (error: Error) => {
+      // Say where the stream stopped: the deliveries by state, the subscription's counters, the sessions.
+      const states = await store.db.all('SELECT state, COUNT(*) AS n FROM deliveries WHERE subscription_id = ? GROUP BY state', [
+        subscription.id,
+      ]);
+      const counters = await store.db.all('SELECT * FROM subscriptions WHERE id = ?', [subscription.id]);
+      const sessions = await store.db.all('SELECT * FROM sessions');
+      const logs = nodes.map((n, i) => `node ${i}: ${n.text().slice(-2000)}`).join('\n');
+      throw new Error(`${error.message} (${seen.acked.size} of ${RESULTS}): ${JSON.stringify({ states, counters, sessions })}\n${logs}`);
+    });
     finished = true;
     await Promise.all([...consuming, checking]);
     const conflictsAfter = await conflictCounters();
@@ -278,15 +314,6 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
     expect(publishFailures).toBeGreaterThan(0);
     expect(consumers.reduce((n, c) => n + c.sessions, 0)).toBeGreaterThan(CONSUMERS);
 
-    // Every key appended once; every answer (201 or a replay on another node) names its key's event.
-    const results = await store.db.all('SELECT sequence, id, task_revision FROM results WHERE queue_id = ? ORDER BY sequence', [queueId]);
-    expect(results).toHaveLength(RESULTS);
-    const byKey = new Map(results.map((r) => [Number(r.task_revision) - 1, r]));
-    expect(byKey.size).toBe(RESULTS);
-    for (const [n, answer] of answers) {
-      expect(String(byKey.get(n)?.id), `key-${n}`).toBe(answer.eventId);
-      expect(String(byKey.get(n)?.sequence), `key-${n}`).toBe(answer.sequence);
-    }
     // The log has no gap, and the scanner skipped no sequence: one ACKED delivery per result.
     const sequences = results.map((r) => Number(r.sequence));
     expect(sequences.at(-1)! - sequences[0]! + 1).toBe(RESULTS);
