@@ -11,14 +11,17 @@ import type { Row, Statement } from './sql.ts';
 
 type Connection = BetterSqlite3.Database;
 
-/** Opens the reader; the worker opens the writer the same way (`open` in sqlite-worker.mjs). */
+/**
+ * Every connection's settings, in order. `busy_timeout` first, so that switching a new file to WAL
+ * waits for another process doing the same. The worker opens the writer with this list (its
+ * `workerData`), so both connections are opened alike.
+ */
+const PRAGMAS = ['busy_timeout = 5000', 'journal_mode = WAL', 'synchronous = FULL', 'foreign_keys = ON'];
+
+/** Opens the reader (the worker opens the writer the same way). */
 export function open(path: string): Connection {
   const db = new BetterSqlite3(path);
-  // First, so that switching a new file to WAL waits for another process doing the same.
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
+  for (const pragma of PRAGMAS) db.pragma(pragma);
   db.defaultSafeIntegers(true);
   return db;
 }
@@ -49,7 +52,7 @@ function bind(value: unknown): unknown {
   return value;
 }
 
-/** Flags of a batch's prefix, run in this order before its statements (the same in sqlite-worker.mjs). */
+/** Flags of a batch's prefix, run in this order before its statements (the worker takes them in its `workerData`). */
 export const BEGIN = 1;
 export const RELEASE = 2;
 export const SAVEPOINT = 4;
@@ -108,7 +111,10 @@ export class WriterThread {
 
   constructor(path: string) {
     // The worker needs no loader or condition of this process: it is JavaScript and imports only better-sqlite3.
-    this.worker = new Worker(new URL('./sqlite-worker.mjs', import.meta.url), { workerData: { path }, execArgv: [] });
+    this.worker = new Worker(new URL('./sqlite-worker.mjs', import.meta.url), {
+      workerData: { path, pragmas: PRAGMAS, flags: { BEGIN, RELEASE, SAVEPOINT } },
+      execArgv: [],
+    });
     this.worker.unref();
     this.worker.on('message', (reply: Reply) => this.answer(reply));
     this.worker.on('error', (error) => this.end(error));

@@ -25,23 +25,21 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 
-/** Flags of a batch's prefix, in the order they run (the same constants as in sqlite.ts). */
-const BEGIN = 1;
-const RELEASE = 2;
-const SAVEPOINT = 4;
+/**
+ * What the main thread passes (`sqlite-thread.ts`): the database's path, the connection settings in
+ * order, and the flags of a batch's prefix, in the order they run.
+ * @type {{ path: string, pragmas: string[], flags: { BEGIN: number, RELEASE: number, SAVEPOINT: number } }}
+ */
+const { path, pragmas, flags } = workerData;
+const { BEGIN, RELEASE, SAVEPOINT } = flags;
 
 /**
- * Opens a connection as `open` in sqlite.ts does (the reader on the main thread): the same pragmas
- * in the same order.
- * @param {string} path
+ * Opens the writer as the main thread opens its reader: the same settings in the same order.
+ * @param {string} file
  */
-function open(path) {
-  const db = new BetterSqlite3(path);
-  // First, so that switching a new file to WAL waits for another process doing the same.
-  db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
+function open(file) {
+  const db = new BetterSqlite3(file);
+  for (const pragma of pragmas) db.pragma(pragma);
   db.defaultSafeIntegers(true);
   return db;
 }
@@ -64,7 +62,7 @@ let db = null;
 /** @type {unknown} Why there is no connection (it could not be opened, or it was closed): every request answers it. */
 let gone = null;
 try {
-  db = open(/** @type {{ path: string }} */ (workerData).path);
+  db = open(path);
 } catch (error) {
   gone = error;
 }
