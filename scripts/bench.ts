@@ -620,14 +620,11 @@ function performanceBars(r: {
       actual: `${(orbitCpu / jsCpu).toFixed(2)}× (${orbitCpu.toFixed(0)} vs ${jsCpu.toFixed(0)} µs)`,
       pass: orbitCpu / jsCpu <= 2,
     });
-  const mariadb = r.e2e(inProcess)?.median.cpuUsPerEvent.db;
-  if (mariadb !== undefined && Number.isFinite(mariadb))
-    bars.push({
-      name: 'mariadbd CPU per event, mysql in-process 1 × 4 × 32',
-      target: '≤ 200 µs',
-      actual: `${mariadb.toFixed(0)} µs`,
-      pass: mariadb <= 200,
-    });
+  const cpuBar = (name: string, value: number | undefined, limit: number) => {
+    if (value !== undefined && Number.isFinite(value))
+      bars.push({ name, target: `≤ ${limit} µs`, actual: `${value.toFixed(0)} µs`, pass: value <= limit });
+  };
+  cpuBar('mariadbd CPU per event, mysql in-process 1 × 4 × 32', r.e2e(inProcess)?.median.cpuUsPerEvent.db, 200);
   ratioBar(
     `e2e mysql HTTP seam, batch ${BATCH_ITEMS}, 1 × 4 × 32 vs JetStream windowed`,
     `mysql http batch ${BATCH_ITEMS} 1 sub × 4 conn × cap 32`,
@@ -635,14 +632,11 @@ function performanceBars(r: {
     0.45,
   );
   ratioBar('e2e mysql HTTP seam 1 × 4 × 32 vs JetStream windowed', 'mysql http 1 sub × 4 conn × cap 32', jsw, 0.3);
-  const seam = r.e2e('mysql http 1 sub × 4 conn × cap 32')?.median.cpuUsPerEvent.server;
-  if (seam !== undefined && Number.isFinite(seam))
-    bars.push({
-      name: 'server CPU per published event, mysql HTTP seam 1 × 4 × 32',
-      target: '≤ 250 µs',
-      actual: `${seam.toFixed(0)} µs`,
-      pass: seam <= 250,
-    });
+  cpuBar(
+    'server CPU per published event, mysql HTTP seam 1 × 4 × 32',
+    r.e2e('mysql http 1 sub × 4 conn × cap 32')?.median.cpuUsPerEvent.server,
+    250,
+  );
   ratioBar('e2e sqlite in-process 1 × 4 × 32 vs JetStream windowed', 'sqlite in-process 1 sub × 4 conn × cap 32', jsw, 0.5);
   ratioBar(
     `e2e sqlite HTTP seam, batch ${BATCH_ITEMS}, 1 × 4 × 32 vs JetStream windowed`,
