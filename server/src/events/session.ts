@@ -12,7 +12,7 @@ import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spe
 import type { Settings } from '../config.ts';
 import { newId } from '../crypto.ts';
 import { decideConsumeAccess } from '../domain/access.ts';
-import { claimRoom, REFILL_WAIT_MS, refillRoom, wantsClaim } from '../domain/delivery.ts';
+import { claimRoom, isLeaseExpired, REFILL_WAIT_MS, refillRoom, wantsClaim } from '../domain/delivery.ts';
 import type { DeliveryEngine } from '../engine/engine.ts';
 import type { Log } from '../ops/log.ts';
 import type { EngineHooks } from '../ops/metrics.ts';
@@ -181,9 +181,21 @@ export class Session implements LaneMember {
         }),
       );
     }
+    const now = this.deps.store.clock.now();
     for (const item of part.leased) {
       // A connection that is closing drops it: the lease runs out and the delivery is offered again.
       if (this.closing || this.sessionId === null) break;
+      // So does a lease that ended before its frame could leave (its commit stalled, as when a
+      // Galera cluster pauses to evict a node): the delivery may already be offered to another
+      // session, and an ACK of it could only be DELIVERY_LEASE_LOST (spec/README.md, "What a connection is sent").
+      if (isLeaseExpired(item.delivery, now)) {
+        this.deps.log('warn', 'lease ended before its event.deliver was sent; not sent', {
+          session_id: this.sessionId,
+          delivery_id: item.delivery.id,
+          late_ms: now - (item.delivery.leaseUntil ?? now),
+        });
+        continue;
+      }
       this.held.set(item.delivery.id, item.delivery.leaseUntil ?? 0);
       this.send(deliverFrame(this.sessionId, item));
       this.deps.hooks?.sent(item);
