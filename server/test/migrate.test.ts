@@ -9,7 +9,8 @@ import { getTableConfig as sqliteTableConfig } from 'drizzle-orm/sqlite-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrationsFor } from '../src/store/migrations.ts';
 import { openDatabase } from '../src/store/open.ts';
-import type { Database, Row } from '../src/store/sql.ts';
+import { migrate } from '../src/store/migrate.ts';
+import type { Database, Row, TransactionOptions, Tx } from '../src/store/sql.ts';
 import { Store } from '../src/store/store.ts';
 import * as mysqlTables from '../src/store/tables/mysql.ts';
 import * as sqliteTables from '../src/store/tables/sqlite.ts';
@@ -234,5 +235,66 @@ describe.each(STORES)('migrations on %s', (kind) => {
     await (await Store.open(database.url)).close();
     await withDatabase(database.url, (db) => db.run("UPDATE orbit_migrations SET name = '0001_from_another_branch' WHERE version = 2"));
     await expect(Store.open(database.url)).rejects.toThrow(/records version 2 as 0001_from_another_branch.*0001_result_head/);
+  });
+});
+
+describe('migrations on mysql, when a conflict aborts the runner part way', () => {
+  /**
+   * The database, with its transactions' 5th statement failing once as a lost conflict (errno 1213)
+   * instead of running: what a Galera node does to the runner's open transaction when a CREATE
+   * DATABASE replicated from another node starting at the same moment aborts it.
+   */
+  function conflictOnce(db: Database): Database & { conflicted: boolean } {
+    let statements = 0;
+    const wrapped = {
+      conflicted: false,
+      dialect: db.dialect,
+      phrases: db.phrases,
+      galera: db.galera,
+      description: db.description,
+      all: <T extends Row = Row>(sql: string, params?: readonly unknown[]) => db.all<T>(sql, params),
+      run: (sql: string, params?: readonly unknown[]) => db.run(sql, params),
+      batch: db.batch.bind(db),
+      close: () => db.close(),
+      transaction: <T>(fn: (tx: Tx) => Promise<T>, options?: TransactionOptions) =>
+        db.transaction(
+          (tx) =>
+            fn({
+              dialect: tx.dialect,
+              phrases: tx.phrases,
+              galera: tx.galera,
+              all: <R extends Row = Row>(sql: string, params?: readonly unknown[]) => tx.all<R>(sql, params),
+              batch: tx.batch.bind(tx),
+              finish: tx.finish.bind(tx),
+              async run(sql: string, params?: readonly unknown[]) {
+                if (++statements === 5 && !wrapped.conflicted) {
+                  wrapped.conflicted = true;
+                  throw Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { errno: 1213 });
+                }
+                return tx.run(sql, params);
+              },
+            }),
+          options,
+        ),
+    };
+    return wrapped;
+  }
+
+  it('runs the transaction again without the statements that committed: the chain is applied and recorded once', async () => {
+    const tags = migrationsFor('mysql').map((m) => m.tag);
+    const database = await freshDatabase('mysql');
+    try {
+      await withDatabase(database.url, async (db) => {
+        const faulty = conflictOnce(db);
+        const report = await migrate(faulty);
+        expect(faulty.conflicted).toBe(true);
+        expect(report).toEqual({ applied: tags, adopted: false, current: tags.at(-1) });
+        const rows = await db.all('SELECT name FROM orbit_migrations ORDER BY version');
+        expect(rows.map((r) => r.name)).toEqual(tags);
+        expect(await db.all('SELECT id FROM result_head')).toHaveLength(1);
+      });
+    } finally {
+      await database.drop();
+    }
   });
 });

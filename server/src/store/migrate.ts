@@ -63,11 +63,16 @@ async function record(db: Sql, row: Recorded): Promise<void> {
 }
 
 export async function migrate(db: Database): Promise<MigrationReport> {
+  // MySQL commits each DDL statement as it runs, and a transaction that loses a conflict is run
+  // again from its start (`mysql.ts`): the attempt after it skips the statements an earlier one ran.
+  // On Galera a CREATE DATABASE replicated from a node starting at the same moment is enough to
+  // abort the runner's open transaction; run again whole, it failed on "Table … already exists".
+  const ran = new Map<number, number>();
   if (db.galera)
     return withLockRow(db, () =>
       db.transaction(async (tx) => {
         await tx.run('SET SESSION default_storage_engine = InnoDB');
-        return applyPending(tx);
+        return applyPending(tx, ran);
       }),
     );
   if (db.dialect === 'mysql') {
@@ -78,7 +83,7 @@ export async function migrate(db: Database): Promise<MigrationReport> {
       try {
         // drizzle-kit writes no table options; the tables were always InnoDB, whatever the default.
         await tx.run('SET SESSION default_storage_engine = InnoDB');
-        return await applyPending(tx);
+        return await applyPending(tx, ran);
       } finally {
         await tx.all('SELECT RELEASE_LOCK(?)', [LOCK_NAME]);
       }
@@ -146,7 +151,12 @@ async function withLockRow<T>(db: Database, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-async function applyPending(tx: Sql): Promise<MigrationReport> {
+/**
+ * Applies what is not recorded. `ran` (MySQL) counts, per migration version, the statements that
+ * earlier attempts of this runner committed: they are not run again. SQLite's DDL is transactional
+ * and rolls back with its attempt, so it passes none and its migrations commit as one.
+ */
+async function applyPending(tx: Sql, ran?: Map<number, number>): Promise<MigrationReport> {
   let done = await recorded(tx);
   const adopted = done.some((row) => LEGACY.has(row.name));
   if (adopted) done = await adopt(tx, done);
@@ -161,7 +171,18 @@ async function applyPending(tx: Sql): Promise<MigrationReport> {
   }
   const applied: string[] = [];
   for (const migration of pendingMigrations(tx.dialect, new Set(names.keys()))) {
-    for (const statement of migration.statements) await tx.run(statement);
+    for (const [i, statement] of migration.statements.entries()) {
+      if (ran === undefined) {
+        await tx.run(statement);
+        continue;
+      }
+      if (i < (ran.get(migration.version) ?? 0)) continue;
+      // Committed at once, so that what `ran` counts is what the database holds: DDL commits by
+      // itself, a data statement only with the next COMMIT.
+      await tx.run(statement);
+      await tx.run('COMMIT');
+      ran.set(migration.version, i + 1);
+    }
     await record(tx, { version: migration.version, name: migration.tag, appliedAt: Date.now() });
     names.set(migration.version, migration.tag);
     applied.push(migration.tag);
