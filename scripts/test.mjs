@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`, in the order the tree depends on itself: first what the suites need (MariaDB on
-// 127.0.0.1:3306, Debian's Chromium for the console test), brought up here or refused at once
-// with the one command that fixes it; then format and lint (Biome); the layering rules
+// 127.0.0.1:3306, Debian's Chromium for the console test, haproxy for the load-balancer test),
+// brought up here or refused at once with the one command that fixes it; then format and lint (Biome); the layering rules
 // (.dependency-cruiser.cjs: no cycles, arrows down the tree); generate --check (generated/,
 // the AsyncAPI document and the migrations match spec/ and the tables) and the OpenAPI lint; the
 // build of every package (tsc -b); the type-check of the whole tree; every vitest project (unit
@@ -12,9 +12,11 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 
 const CHROMIUM = '/usr/bin/chromium';
+const HAPROXY = '/usr/sbin/haproxy';
 const MARIADBD = '/usr/sbin/mariadbd';
 const START_MARIADB = `start-stop-daemon --start --oknodo --background --exec ${MARIADBD} -- --user=mysql`;
 const INSTALL_CHROMIUM = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium';
+const INSTALL_HAPROXY = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy';
 const isRoot = process.getuid?.() === 0;
 
 function run(command, args, options = {}) {
@@ -52,18 +54,19 @@ async function ensureMariadb() {
   fail('MariaDB was started but does not answer on 127.0.0.1:3306 after 60 s', START_MARIADB);
 }
 
-function ensureChromium() {
-  if (existsSync(CHROMIUM)) return;
-  // The console test drives Debian's Chromium with playwright-core (no browser download).
-  if (!isRoot || !existsSync('/usr/bin/apt-get'))
-    fail(`${CHROMIUM} is missing (the console test needs it)`, `sudo sh -c '${INSTALL_CHROMIUM}'`);
-  console.log('npm test: installing Chromium for the console test');
-  run('sh', ['-c', INSTALL_CHROMIUM], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  if (!existsSync(CHROMIUM)) fail(`${CHROMIUM} is still missing after the install`, INSTALL_CHROMIUM);
+/** A Debian package a suite needs (`binary` is what it runs), installed here when missing. */
+function ensurePackage(binary, install, why) {
+  if (existsSync(binary)) return;
+  if (!isRoot || !existsSync('/usr/bin/apt-get')) fail(`${binary} is missing (${why})`, `sudo sh -c '${install}'`);
+  console.log(`npm test: installing ${binary} (${why})`);
+  run('sh', ['-c', install], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  if (!existsSync(binary)) fail(`${binary} is still missing after the install`, install);
 }
 
 await ensureMariadb();
-ensureChromium();
+// The console test drives Debian's Chromium with playwright-core (no browser download).
+ensurePackage(CHROMIUM, INSTALL_CHROMIUM, 'the console test needs it');
+ensurePackage(HAPROXY, INSTALL_HAPROXY, 'the load-balancer test runs deploy/haproxy/orbit.cfg');
 
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 run('npx', ['biome', 'ci', '--reporter=summary', '.']);

@@ -1,0 +1,182 @@
+/**
+ * Orbit behind HAProxy, as deployed (docs/operations.md, "HAProxy"): three `orbit serve` nodes on
+ * one MariaDB database behind Debian's haproxy running the repository's `deploy/haproxy/orbit.cfg`.
+ * The example consumer (a MySQL Inbox) and the publisher talk only to the balancer. While results
+ * flow, each node in turn is drained by SIGTERM and started again: a rolling restart. The
+ * consumer's connections end with 1001 and it reconnects through the balancer to a node that is
+ * up, re-sending the proofs it holds. At the end every result was handled once and every delivery
+ * is ACKED.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  api,
+  eventually,
+  freePort,
+  freshDatabase,
+  openStore,
+  type ServerProcess,
+  type Store,
+  spawnServer,
+  TASK,
+  type TestDatabase,
+} from '@orbit/testing';
+
+const HAPROXY = '/usr/sbin/haproxy';
+const CONFIG = fileURLToPath(new URL('../../deploy/haproxy/orbit.cfg', import.meta.url));
+const CONSUMER = fileURLToPath(new URL('../../client/examples/consume-results.ts', import.meta.url));
+const RESULTS = 600;
+const SERVER_ENV = { ORBIT_LEASE_DURATION_MS: '3000', ORBIT_POLL_INTERVAL_MS: '50' };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('three nodes behind HAProxy, restarted one by one while results flow (MySQL)', () => {
+  let orbitDb: TestDatabase;
+  let inboxDb: TestDatabase;
+  let store: Store;
+  const ports: number[] = [];
+  const nodes: (ServerProcess | null)[] = [null, null, null];
+  let balancer: ChildProcess | null = null;
+  let consumer: ChildProcess | null = null;
+  const balancerLog: string[] = [];
+  const consumerLog: string[] = [];
+
+  beforeAll(async () => {
+    // npm test installs it (scripts/test.mjs), as it does Chromium.
+    if (!existsSync(HAPROXY)) throw new Error(`${HAPROXY} is missing; install it with: apt-get install -y haproxy`);
+    orbitDb = await freshDatabase('mysql');
+    inboxDb = await freshDatabase('mysql');
+    store = await openStore(orbitDb.url);
+    const admin = await mysql.createConnection({ uri: inboxDb.url.slice(0, inboxDb.url.lastIndexOf('/')) });
+    await admin.query(`CREATE DATABASE \`${inboxDb.url.slice(inboxDb.url.lastIndexOf('/') + 1)}\``);
+    await admin.end();
+    for (let i = 0; i < 3; i++) ports.push(await freePort());
+    await Promise.all(ports.map(async (port, i) => (nodes[i] = await spawnServer(orbitDb.url, SERVER_ENV, 20_000, `127.0.0.1:${port}`))));
+  });
+
+  afterAll(async () => {
+    consumer?.kill('SIGKILL');
+    balancer?.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n?.stop('SIGKILL')));
+    await store.close();
+    await orbitDb.drop();
+    await inboxDb.drop();
+  });
+
+  it('delivers and ACKs every result once through the balancer while every node is drained in turn', async () => {
+    const listen = `127.0.0.1:${await freePort()}`;
+    const lb = `http://${listen}`;
+    balancer = spawn(HAPROXY, ['-db', '-f', CONFIG], {
+      env: {
+        ...process.env,
+        ORBIT_LB_LISTEN: listen,
+        ORBIT_NODE_1: `127.0.0.1:${ports[0]}`,
+        ORBIT_NODE_2: `127.0.0.1:${ports[1]}`,
+        ORBIT_NODE_3: `127.0.0.1:${ports[2]}`,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    balancer.stdout!.on('data', (chunk: Buffer) => balancerLog.push(chunk.toString()));
+    balancer.stderr!.on('data', (chunk: Buffer) => balancerLog.push(chunk.toString()));
+    await eventually(async () => (await fetch(`${lb}/readyz`).catch(() => null))?.status === 200, 10_000, 'the balancer answering');
+
+    const boot = await store.bootstrap({
+      namespace: 'lb',
+      application: 'app',
+      queues: ['q'],
+      permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
+    });
+    const queueId = boot.queue_ids.q!;
+    const created = await api(lb, 'POST', '/v1/subscriptions', {
+      token: boot.token,
+      key: 'lb',
+      body: { name: 'lb', queue_id: queueId, max_pending: 1000 },
+    });
+    expect(created.status).toBe(201);
+    const subscriptionId = created.json.data.subscription.id as string;
+
+    consumer = spawn(process.execPath, ['--import', 'tsx', CONSUMER], {
+      env: {
+        ...process.env,
+        ORBIT_URL: lb,
+        ORBIT_TOKEN: boot.token,
+        ORBIT_SUBSCRIPTION_ID: subscriptionId,
+        ORBIT_INBOX: inboxDb.url,
+        ORBIT_CAPACITY: '8',
+        ORBIT_PING_INTERVAL_MS: '1000',
+        ORBIT_OUTPUT: 'json',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    consumer.stdout!.on('data', (chunk: Buffer) => consumerLog.push(chunk.toString()));
+    consumer.stderr!.on('data', (chunk: Buffer) => consumerLog.push(chunk.toString()));
+
+    // Publish through the balancer, each key until it is answered: a request a draining node
+    // refused or cut goes again (its key makes the repeat safe).
+    const publishing = (async () => {
+      for (let n = 0; n < RESULTS; n++) {
+        for (let attempt = 0; ; attempt++) {
+          const answer = await fetch(`${lb}/v1/queues/${queueId}/results`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${boot.token}`, 'idempotency-key': `lb-${n}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ type: 'task.succeeded', task_id: TASK, task_revision: String(n + 1) }),
+          }).then(
+            async (r) => `${r.status} ${await r.text()}`,
+            (error: Error) => `${error.message} ${String(error.cause)}`,
+          );
+          if (answer.startsWith('201 ') || answer.startsWith('200 ')) break;
+          if (attempt > 100) throw new Error(`lb-${n} got no answer: ${answer}`);
+          await sleep(50);
+        }
+        if (n % 10 === 0) await sleep(20);
+      }
+    })();
+
+    // A rolling restart: each node drained by SIGTERM (it exits 0), then started on its port again.
+    const acked = async () => {
+      const [row] = await store.db.all("SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state = 'ACKED'", [
+        subscriptionId,
+      ]);
+      return Number(row!.n);
+    };
+    const ackedBefore: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      // Each drain lands mid-stream: the consumer has ACKed more since the last one.
+      const floor = (ackedBefore.at(-1) ?? 0) + 30;
+      await eventually(async () => (await acked()) >= floor, 30_000, `${floor} deliveries ACKED before draining node ${i + 1}`);
+      ackedBefore.push(await acked());
+      expect(await nodes[i]!.stop('SIGTERM')).toBe(0);
+      nodes[i] = await spawnServer(orbitDb.url, SERVER_ENV, 20_000, `127.0.0.1:${ports[i]}`);
+    }
+    await publishing;
+    // Results were flowing and being consumed across the restarts.
+    expect(ackedBefore[0]).toBeGreaterThan(0);
+    expect(ackedBefore[2]).toBeLessThan(RESULTS);
+
+    await eventually(
+      async () => (await acked()) === RESULTS,
+      60_000,
+      `all ${RESULTS} deliveries ACKED (consumer: ${consumerLog.join('').slice(-1500)}; haproxy: ${balancerLog.join('').slice(-1500)})`,
+    );
+    const [deliveries] = await store.db.all('SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ?', [subscriptionId]);
+    expect(Number(deliveries!.n)).toBe(RESULTS);
+    const inbox = await mysql.createConnection({ uri: inboxDb.url });
+    try {
+      const [rows] = await inbox.query<mysql.RowDataPacket[]>(
+        'SELECT COUNT(*) AS n, COUNT(DISTINCT event_id) AS events FROM example_results',
+      );
+      expect([Number(rows[0]!.n), Number(rows[0]!.events)]).toEqual([RESULTS, RESULTS]);
+    } finally {
+      await inbox.end();
+    }
+    // The consumer was moved: its connections ended with the drains and it connected again.
+    const reconnects = consumerLog
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes('"reconnecting"'));
+    expect(reconnects.length).toBeGreaterThan(0);
+  }, 180_000);
+});
