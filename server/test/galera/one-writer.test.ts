@@ -1,0 +1,189 @@
+/**
+ * Galera behind one writer (docs/operations.md, "Galera behind one writer"): three `orbit serve`
+ * nodes reach the cluster through Debian's haproxy running `deploy/haproxy/galera-writer.cfg`, which
+ * sends every connection to Galera node 1 while `galera-check.sh` finds it Primary and Synced. While
+ * results flow, node 1 is SIGKILLed: the proxy cuts its sessions and moves every connection to node
+ * 2, and Orbit's transactions and the consumer carry on there. Node 1 is started again and, once
+ * Synced, is the writer again. The example consumer (a MySQL Inbox on the machine's MariaDB) and
+ * the publishers only talk to the Orbit nodes. At the end every result was handled once and every
+ * delivery is ACKED.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.ts';
+import { eventually, freePort, freshDatabase, type ServerProcess, spawnServer, TASK, type TestDatabase } from '@orbit/testing';
+import { clusterDatabase, galera, NODE_URLS, onNode, type ClusterDatabase } from './cluster.ts';
+
+const HAPROXY = '/usr/sbin/haproxy';
+const CONFIG = fileURLToPath(new URL('../../../deploy/haproxy/galera-writer.cfg', import.meta.url));
+const CHECK = fileURLToPath(new URL('../../../deploy/haproxy/galera-check.sh', import.meta.url));
+const CONSUMER = fileURLToPath(new URL('../../../client/examples/consume-results.ts', import.meta.url));
+const RESULTS = 600;
+const ENV = { ORBIT_LEASE_DURATION_MS: '3000', ORBIT_POLL_INTERVAL_MS: '50' };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const address = (url: string) => new URL(url).host;
+
+describe('Orbit through one Galera writer behind HAProxy, with the writer killed mid-stream', () => {
+  let database: ClusterDatabase;
+  let inboxDb: TestDatabase;
+  let proxyUrl: string;
+  let store: Store;
+  let balancer: ChildProcess | null = null;
+  let consumer: ChildProcess | null = null;
+  const nodes: ServerProcess[] = [];
+  const logs: string[] = [];
+
+  /** The SQL port of the Galera node the proxy sends a new connection to. */
+  async function writerPort(): Promise<number> {
+    const conn = await mysql.createConnection({ uri: proxyUrl });
+    try {
+      const [rows] = await conn.query<mysql.RowDataPacket[]>('SELECT @@port AS port');
+      return Number(rows[0]!.port);
+    } finally {
+      await conn.end();
+    }
+  }
+
+  beforeAll(async () => {
+    // npm test installs it (scripts/test.mjs), and .ci/run runs npm test before this suite.
+    if (!existsSync(HAPROXY)) throw new Error(`${HAPROXY} is missing; install it with: apt-get install -y haproxy`);
+    database = clusterDatabase();
+    await onNode(0, (conn) => conn.query(`CREATE DATABASE \`${database.name}\``));
+    inboxDb = await freshDatabase('mysql');
+    const admin = await mysql.createConnection({ uri: inboxDb.url.slice(0, inboxDb.url.lastIndexOf('/')) });
+    await admin.query(`CREATE DATABASE \`${inboxDb.url.slice(inboxDb.url.lastIndexOf('/') + 1)}\``);
+    await admin.end();
+    const listen = `127.0.0.1:${await freePort()}`;
+    proxyUrl = `mysql://root@${listen}`;
+    balancer = spawn(HAPROXY, ['-db', '-f', CONFIG], {
+      env: {
+        ...process.env,
+        GALERA_LB_LISTEN: listen,
+        GALERA_NODE_1: address(NODE_URLS[0]!),
+        GALERA_NODE_2: address(NODE_URLS[1]!),
+        GALERA_NODE_3: address(NODE_URLS[2]!),
+        GALERA_CHECK: CHECK,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    balancer.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    await eventually(
+      async () => (await writerPort().catch(() => 0)) === Number(new URL(NODE_URLS[0]!).port),
+      10_000,
+      'the proxy answering with node 1',
+    );
+    store = await Store.open(`${proxyUrl}/${database.name}`);
+    for (let i = 0; i < 3; i++) nodes.push(await spawnServer(`${proxyUrl}/${database.name}`, ENV));
+  });
+
+  afterAll(async () => {
+    consumer?.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n.stop('SIGKILL')));
+    await store?.close();
+    balancer?.kill('SIGKILL');
+    await database?.drop();
+    await inboxDb?.drop();
+  });
+
+  it('moves every connection to the next node when the writer dies, and delivers and ACKs every result once', async () => {
+    const ports = NODE_URLS.map((url) => Number(new URL(url).port));
+    const boot = await store.bootstrap({
+      namespace: 'writer',
+      application: 'app',
+      queues: ['q'],
+      permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
+    });
+    const queueId = boot.queue_ids.q!;
+    const headers = (key: string) => ({
+      authorization: `Bearer ${boot.token}`,
+      'idempotency-key': key,
+      'content-type': 'application/json',
+    });
+    const created = await fetch(`${nodes[0]!.url}/v1/subscriptions`, {
+      method: 'POST',
+      headers: headers('writer'),
+      body: JSON.stringify({ name: 'writer', queue_id: queueId, max_pending: 1000 }),
+    });
+    expect(created.status).toBe(201);
+    const subscriptionId = ((await created.json()) as { data: { subscription: { id: string } } }).data.subscription.id;
+
+    consumer = spawn(process.execPath, ['--import', 'tsx', CONSUMER], {
+      env: {
+        ...process.env,
+        ORBIT_URL: nodes[1]!.url,
+        ORBIT_TOKEN: boot.token,
+        ORBIT_SUBSCRIPTION_ID: subscriptionId,
+        ORBIT_INBOX: inboxDb.url,
+        ORBIT_CAPACITY: '8',
+        ORBIT_PING_INTERVAL_MS: '1000',
+        ORBIT_OUTPUT: 'json',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    consumer.stdout!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    consumer.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+
+    // Publishers on every Orbit node, each key until it is answered (on the next node after a failure).
+    const publishing = (async () => {
+      for (let n = 0; n < RESULTS; n++) {
+        for (let attempt = 0; ; attempt++) {
+          const status = await fetch(`${nodes[(n + attempt) % 3]!.url}/v1/queues/${queueId}/results`, {
+            method: 'POST',
+            headers: headers(`writer-${n}`),
+            body: JSON.stringify({ type: 'task.succeeded', task_id: TASK, task_revision: String(n + 1) }),
+            signal: AbortSignal.timeout(10_000),
+          }).then(
+            (r) => r.status,
+            () => 0,
+          );
+          if (status === 201 || status === 200) break;
+          if (attempt > 200) throw new Error(`writer-${n} got no answer (last: ${status})`);
+          await sleep(100);
+        }
+        if (n % 10 === 0) await sleep(20);
+      }
+    })();
+
+    const acked = async () => {
+      const [row] = await store.db.all("SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state = 'ACKED'", [
+        subscriptionId,
+      ]);
+      return Number(row!.n);
+    };
+    await eventually(async () => (await acked()) >= RESULTS / 5, 60_000, 'a fifth of the results ACKED');
+    await galera('kill', '1');
+    const ackedAtKill = await acked().catch(() => -1);
+    // The proxy finds node 1 gone and sends new connections to node 2.
+    await eventually(async () => (await writerPort().catch(() => 0)) === ports[1], 30_000, 'the proxy moving to node 2');
+    await eventually(
+      async () => (await acked().catch(() => 0)) >= Math.max(ackedAtKill, 0) + RESULTS / 10,
+      60_000,
+      'results ACKED through node 2',
+    );
+    await galera('restart', '1');
+    await eventually(async () => (await writerPort().catch(() => 0)) === ports[0], 30_000, 'node 1 the writer again');
+    await publishing;
+
+    await eventually(
+      async () => (await acked().catch(() => 0)) === RESULTS,
+      90_000,
+      `all ${RESULTS} deliveries ACKED (${logs.join('').slice(-2000)})`,
+    );
+    expect(ackedAtKill).toBeLessThan(RESULTS);
+    const [deliveries] = await store.db.all('SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ?', [subscriptionId]);
+    expect(Number(deliveries!.n)).toBe(RESULTS);
+    const inbox = await mysql.createConnection({ uri: inboxDb.url });
+    try {
+      const [rows] = await inbox.query<mysql.RowDataPacket[]>(
+        'SELECT COUNT(*) AS n, COUNT(DISTINCT event_id) AS events FROM example_results',
+      );
+      expect([Number(rows[0]!.n), Number(rows[0]!.events)]).toEqual([RESULTS, RESULTS]);
+    } finally {
+      await inbox.end();
+    }
+  });
+});
