@@ -8,7 +8,10 @@
  * - `galera 3 writers`: each Orbit node on its own Galera node (`scripts/galera.sh`), so every node
  *   writes and the head row, subscription row and deliveries conflict across nodes;
  * - `galera 1 writer`: the three Orbit nodes on Galera node 1, the other two nodes replicas that a
- *   load balancer would fail over to.
+ *   load balancer would fail over to;
+ * - `galera 1 writer via HAProxy`: the same through Debian's haproxy running
+ *   `deploy/haproxy/galera-writer.cfg` (docs/operations.md, "Galera behind one writer"), as it is
+ *   deployed: what the proxy's extra hop costs. Left out, with a note, when haproxy is missing.
  *
  * Galera's conflicts are read from its own counters at the window's edges, summed over the nodes:
  * `wsrep_local_cert_failures` (a transaction failed certification at commit) and
@@ -16,8 +19,10 @@
  * such transaction again; the row gives both per event. The section boots the cluster when none is
  * running (about a minute) and stops what it started.
  */
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
@@ -31,8 +36,49 @@ import { leadFor } from './e2e.ts';
 
 const run = promisify(execFile);
 const SCRIPT = fileURLToPath(new URL('../../scripts/galera.sh', import.meta.url));
+const HAPROXY = '/usr/sbin/haproxy';
+const WRITER_CONFIG = fileURLToPath(new URL('../../deploy/haproxy/galera-writer.cfg', import.meta.url));
+const WRITER_CHECK = fileURLToPath(new URL('../../deploy/haproxy/galera-check.sh', import.meta.url));
 
-export const GALERA_LAYOUTS = ['one MariaDB', 'galera 3 writers', 'galera 1 writer'] as const;
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** haproxy with the one-writer configuration in front of the nodes; resolves once it answers. */
+async function writerProxy(nodes: readonly string[]): Promise<{ url: string; process: ChildProcess }> {
+  const listen = `127.0.0.1:${await freePort()}`;
+  const proxy = spawn(HAPROXY, ['-db', '-f', WRITER_CONFIG], {
+    env: {
+      ...process.env,
+      GALERA_LB_LISTEN: listen,
+      GALERA_NODE_1: new URL(nodes[0]!).host,
+      GALERA_NODE_2: new URL(nodes[1]!).host,
+      GALERA_NODE_3: new URL(nodes[2]!).host,
+      GALERA_CHECK: WRITER_CHECK,
+    },
+    stdio: 'ignore',
+  });
+  const url = `mysql://root@${listen}`;
+  for (let i = 0; i < 100; i++) {
+    const conn = await mysql.createConnection({ uri: url }).catch(() => null);
+    if (conn) {
+      await conn.end();
+      return { url, process: proxy };
+    }
+    await sleep(100);
+  }
+  proxy.kill('SIGKILL');
+  throw new Error('haproxy did not answer within 10 s');
+}
+
+export const GALERA_LAYOUTS = ['one MariaDB', 'galera 3 writers', 'galera 1 writer', 'galera 1 writer via HAProxy'] as const;
 export type GaleraLayout = (typeof GALERA_LAYOUTS)[number];
 
 /** The case every layout runs. */
@@ -96,6 +142,8 @@ async function runLayout(args: {
   urls: readonly string[];
   monitorUrls: readonly string[];
   dbPids: readonly number[];
+  /** Processes of the layout that are neither Orbit nor a database (the proxy). */
+  otherPids?: Readonly<Record<string, number>>;
   consumer: WorkerClient;
   publisher: WorkerClient;
   timing: Timing;
@@ -148,6 +196,7 @@ async function runLayout(args: {
       const pids: Record<string, number | null> = { publisher: publisher.pid };
       for (const [i, n] of nodes.entries()) pids[`orbit${i}`] = n.pid;
       for (const [i, pid] of args.dbPids.entries()) pids[`db${i}`] = pid;
+      Object.assign(pids, args.otherPids);
       try {
         const sample = await measureRate({
           consumer,
@@ -228,6 +277,28 @@ export async function galeraBench(args: {
     const pids = (await galera('pids')).trim().split('\n').map(Number);
     for (const layout of wanted.filter((l) => l.startsWith('galera'))) {
       args.log(`galera section: ${layout}, ${GALERA_CASE_LABEL}`);
+      if (layout === 'galera 1 writer via HAProxy') {
+        if (!existsSync(HAPROXY)) {
+          problems.push(`galera: ${HAPROXY} is missing, "${layout}" skipped (apt-get install -y haproxy)`);
+          continue;
+        }
+        const proxy = await writerProxy(nodes);
+        try {
+          results.push(
+            await runLayout({
+              ...common,
+              layout,
+              urls: [proxy.url, proxy.url, proxy.url],
+              monitorUrls: nodes,
+              dbPids: pids,
+              otherPids: proxy.process.pid === undefined ? {} : { haproxy: proxy.process.pid },
+            }),
+          );
+        } finally {
+          proxy.process.kill('SIGTERM');
+        }
+        continue;
+      }
       results.push(
         await runLayout({
           ...common,
