@@ -96,6 +96,9 @@ export class EventGateway {
   /** When this node last learned the committed head: from a head query or from its own append. */
   private headSeenAt = Number.NEGATIVE_INFINITY;
   private headTimer: NodeJS.Timeout | undefined;
+  /** When this node last renewed its row (`heartbeat`); it registered at start. */
+  private renewedAt = performance.now();
+  private renewing = false;
   private timers: NodeJS.Timeout[] = [];
   private accepting = true;
 
@@ -218,20 +221,44 @@ export class EventGateway {
     }
   }
 
-  /** Renews this node and its sessions that were active; removes the rows of dead nodes. */
+  /**
+   * Renews this node and its sessions that were active; removes the rows of dead nodes. A node that
+   * has not renewed itself for `node_ttl_ms` (the database is unreachable, or a renewal hangs on a
+   * cut link) is gone for the others, its sessions' rows with it, and its sessions can neither
+   * lease nor acknowledge: it closes them with UNAVAILABLE so that their clients reconnect to a node
+   * that reaches the database (spec/README.md, "Sessions and nodes").
+   */
   private async heartbeat(): Promise<void> {
+    if (performance.now() - this.renewedAt > this.settings.nodeTtlMs) this.cutOff();
+    // A renewal still waiting (a cut link holds it) is not joined by another.
+    if (this.renewing) return;
     const active: string[] = [];
     for (const session of this.sessions) {
       if (session.sessionId !== null && session.active) active.push(session.sessionId);
       session.active = false;
     }
+    this.renewing = true;
     try {
       await this.registered;
       const removed = await this.store.heartbeat(this.node, active, this.settings.nodeTtlMs);
+      this.renewedAt = performance.now();
       if (removed > 0) this.log('info', 'removed the sessions of nodes that stopped', { sessions: removed });
     } catch (error) {
       this.log('warn', 'node heartbeat failed', { error: String(error) });
+    } finally {
+      this.renewing = false;
     }
+  }
+
+  /** Closes every event connection of a node the others take for dead (see `heartbeat`). */
+  private cutOff(): void {
+    const bound = [...this.sessions].filter((s) => s.sessionId !== null);
+    if (bound.length === 0) return;
+    this.log('warn', 'no heartbeat within node_ttl_ms; closing event connections', {
+      sessions: bound.length,
+      node_ttl_ms: this.settings.nodeTtlMs,
+    });
+    for (const session of bound) session.fail('UNAVAILABLE', 'this node cannot reach the database; reconnect');
   }
 
   get connectionCount(): number {
