@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`, in the order the tree depends on itself: first what the suites need (MariaDB on
 // 127.0.0.1:3306, Debian's Chromium for the console test, haproxy and socat for the load-balancer
-// and partition tests), brought up here or refused at once with the one command that fixes it; then format and lint (Biome); the layering rules
+// and partition tests), brought up here or refused at once with the one command that fixes it;
+// then format and lint (Biome); the layering rules
 // (.dependency-cruiser.cjs: no cycles, arrows down the tree); generate --check (generated/,
 // the AsyncAPI document and the migrations match spec/ and the tables) and the OpenAPI lint; the
 // build of every package (tsc -b); the type-check of the whole tree; every vitest project (unit
