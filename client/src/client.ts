@@ -529,7 +529,10 @@ export class OrbitClient {
       const { error } = outcome;
       if (error.code === 'UNAUTHENTICATED' && typeof this.#token === 'function' && !tokenRenewed && outcome.token !== undefined) {
         tokenRenewed = true;
-        const fresh = await currentToken(this.#token, op.name, options.signal).catch(() => outcome.token);
+        const limit = AbortSignal.timeout(this.#timeoutMs);
+        const fresh = await currentToken(this.#token, op.name, options.signal ? AbortSignal.any([options.signal, limit]) : limit).catch(
+          () => outcome.token,
+        );
         if (fresh !== outcome.token) {
           this.#log('info', `${op.name}: the token was refused; sending again with the provider's new token`, {
             ...where,

@@ -17,6 +17,8 @@ import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './back
 import { ConnectionClosedError, OrbitTransportError, invalidArgument, reconnectsAfter } from './errors.ts';
 import {
   connectEvents,
+  connectUrl,
+  providedToken,
   type AckResult,
   type CloseInfo,
   type ConnectEventsOptions,
@@ -26,7 +28,7 @@ import {
 } from './events.ts';
 import type { Inbox, PendingAck } from './inbox/types.ts';
 import { errorFields, safeLog, type Log, type LogLevel } from './log.ts';
-import { checkTokenSource, currentToken, type TokenSource } from './token.ts';
+import { checkTokenSource, type TokenSource } from './token.ts';
 import { isId, type ResultEvent } from './wire.ts';
 
 /** What a handler gets: the event, its delivery, and the open Inbox transaction. */
@@ -364,7 +366,7 @@ export class EventConsumer<Tx = unknown> {
       const onHalt = (): void => attempt.abort(this.#halt.signal.reason);
       this.#halt.signal.addEventListener('abort', onHalt, { once: true });
       try {
-        token = typeof this.#token === 'string' ? this.#token : await currentToken(this.#token, 'ConnectEvents', attempt.signal);
+        token = typeof this.#token === 'string' ? this.#token : await this.#providedToken(this.#token, attempt.signal);
         conn = await connect({
           baseUrl: this.#options.baseUrl,
           token,
@@ -457,7 +459,7 @@ export class EventConsumer<Tx = unknown> {
     if (error.code !== 'UNAUTHENTICATED' || typeof this.#token !== 'function' || refused === undefined) return false;
     let fresh: string;
     try {
-      fresh = await currentToken(this.#token, 'ConnectEvents', this.#halt.signal);
+      fresh = await this.#providedToken(this.#token, this.#halt.signal);
     } catch {
       return !this.#stopping; // the provider failed: the next attempt asks it again, and its failure is retryable
     }
@@ -467,6 +469,12 @@ export class EventConsumer<Tx = unknown> {
       ...errorFields(error),
     });
     return true;
+  }
+
+  /** The provider's token for a connection, as `connectEvents` asks for it: under `connectTimeoutMs`. */
+  #providedToken(provider: Exclude<TokenSource, string>, signal: AbortSignal): Promise<string> {
+    const where = `ConnectEvents: GET ${connectUrl(this.#options.baseUrl)}`;
+    return providedToken(provider, where, this.#options.connectTimeoutMs ?? 10_000, signal);
   }
 
   async #wait(attempt: number, error: OrbitError): Promise<void> {

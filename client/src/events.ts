@@ -122,7 +122,7 @@ function checkProof(proof: AckProof): void {
 }
 
 /** A provider's token for one connection, under the connection's time limit and the caller's signal. */
-async function providedToken(
+export async function providedToken(
   provider: Exclude<TokenSource, string>,
   where: string,
   connectTimeoutMs: number,
