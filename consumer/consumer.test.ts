@@ -5,6 +5,8 @@
  *
  * - every tarball passes publint and arethetypeswrong, ships its LICENSE and README, and no test;
  * - plain `node` imports `@orbit/client`, whose management client talks to `npx orbit serve`;
+ * - a CommonJS program loads it with `require()` on the Node versions that load ES modules that way
+ *   by default (what README.md says), and with `await import()` on every version;
  * - `npx orbit serve` answers `/readyz`, and `npx orbit-conformance` passes against it;
  * - a strict `tsc` project (NodeNext, strict, skipLibCheck false) compiles a consumer with an
  *   Inbox and the Hono embedding recipe, and both run.
@@ -130,7 +132,7 @@ describe('the published packages, installed into a fresh project', () => {
         overrides: orbit,
       }),
     );
-    for (const file of ['plain.mjs', 'typed.ts', 'tsconfig.json', 'tsconfig.recipe.json'])
+    for (const file of ['plain.mjs', 'required.cjs', 'typed.ts', 'tsconfig.json', 'tsconfig.recipe.json'])
       copyFileSync(join(REPO, 'consumer/fixture', file), join(project, file));
     copyFileSync(join(REPO, 'server/examples/embed-in-hono.ts'), join(project, 'embed-in-hono.ts'));
     ok(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], project), 'npm install');
@@ -244,6 +246,22 @@ describe('the published packages, installed into a fresh project', () => {
     expect(out.health).toEqual({ status: 'ok' });
     expect(out.id).toMatch(/^[0-9a-f]{32}$/);
     expect(out.enabled).toBe(true);
+  });
+
+  it('a CommonJS program require()s @orbit/client on Node 20.19+, 22.12+ and 23+, and import()s it on every version', () => {
+    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    // The releases that load ES modules with require() by default, without a flag (README.md).
+    const requireLoadsEsm = major >= 23 || (major === 22 && minor >= 12) || (major === 20 && minor >= 19);
+    const run = sh(
+      process.execPath,
+      ['required.cjs'],
+      project,
+      userEnv({ ORBIT_URL: orbitUrl, ORBIT_TOKEN: boot.token, ORBIT_QUEUE_ID: boot.queue_ids['consumer-queue']! }),
+    );
+    const out = JSON.parse(ok(run, 'node required.cjs'));
+    expect({ health: out.health, listed: out.listed }).toEqual({ health: { status: 'ok' }, listed: true });
+    if (requireLoadsEsm) expect(out.required).toEqual({ same: true, health: { status: 'ok' }, inbox: 'function' });
+    else expect(out).toMatchObject({ required: null, refusal: 'ERR_REQUIRE_ESM' });
   });
 
   it('a strict tsc project compiles a consumer with an Inbox, and the embedding recipe; the consumer runs', () => {

@@ -36,7 +36,9 @@ import {
   type SubscriptionHistoryEntry,
 } from '@orbit/generated';
 import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
-import { OrbitTransportError, invalidArgument, serverError } from './errors.ts';
+import { OrbitTransportError, causeText, invalidArgument, serverError } from './errors.ts';
+import { errorFields, safeLog, type Log } from './log.ts';
+import { checkTokenSource, currentToken, type TokenSource } from './token.ts';
 import { isId, rawPaths, readDocument, type ResultEvent } from './wire.ts';
 import type { OrbitError } from '@orbit/spec/errors';
 import { MAX_BATCH_ITEMS } from '@orbit/spec/protocol';
@@ -118,8 +120,12 @@ export interface RetryOptions extends BackoffOptions {
 export interface ClientOptions {
   /** The server, e.g. `http://127.0.0.1:8080` (a path prefix is kept). */
   readonly baseUrl: string;
-  /** The bearer token (sent only in the Authorization header). */
-  readonly token: string;
+  /**
+   * The bearer token (sent only in the Authorization header), or a function that returns it (or a
+   * promise of it), asked again for every attempt of every call: a rotated credential is picked up
+   * without a new client (docs/sdk.md, Token provider).
+   */
+  readonly token: TokenSource;
   /** A `fetch` implementation (default: the global one). */
   readonly fetch?: typeof globalThis.fetch;
   /** Retry policy for transport failures; `false` sends each request once. */
@@ -128,6 +134,8 @@ export interface ClientOptions {
   readonly timeoutMs?: number;
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Told about requests (`debug`), retries and their delays (`warn`); silent by default (docs/sdk.md, Logging). */
+  readonly log?: Log;
 }
 
 /** Per-call options. */
@@ -212,7 +220,8 @@ export function newIdempotencyKey(prefix = 'orbit'): string {
 
 export class OrbitClient {
   readonly baseUrl: string;
-  readonly #token: string;
+  readonly #token: TokenSource;
+  readonly #log: Log;
   readonly #fetch: typeof globalThis.fetch;
   readonly #maxAttempts: number;
   readonly #backoff: ReturnType<typeof resolveBackoff>;
@@ -230,9 +239,8 @@ export class OrbitClient {
     if (url.search || url.hash) throw invalidArgument('baseUrl must not have a query or fragment (credentials never go in the URL)');
     if (url.username || url.password) throw invalidArgument('baseUrl must not carry credentials');
     this.baseUrl = url.href.replace(/\/+$/, '');
-    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token))
-      throw invalidArgument('token must be a non-empty string');
-    this.#token = options.token;
+    this.#token = checkTokenSource(options.token);
+    this.#log = safeLog(options.log);
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     const retry = options.retry === false ? { maxAttempts: 1 } : (options.retry ?? {});
     this.#maxAttempts = retry.maxAttempts ?? 5;
@@ -497,43 +505,103 @@ export class OrbitClient {
     return `${this.baseUrl}${op.path}${query ? `?${query}` : ''}`;
   }
 
-  /** Runs the operation with retries and returns the answer's `data`. */
+  /**
+   * Runs the operation with retries and returns the answer's `data`. With a token provider, a
+   * refusal with UNAUTHENTICATED is sent again once, at once, when the provider then returns
+   * another token: the request was refused before it did anything, and a rotation's new token
+   * works on its first request (spec/README.md, "Authentication is at most 1 s stale").
+   */
   async #call<T>(op: Operation, options: CallOptions = {}): Promise<T> {
     const url = this.#url(op);
     // Serialized once: every retry sends the very same bytes with the very same key.
     const body = op.body === undefined ? undefined : stringify(op.body);
     const headers: Record<string, string> = { ...this.#headers, accept: 'application/json' };
-    if (op.path !== '/healthz') headers.authorization = `Bearer ${this.#token}`;
     if (op.key !== undefined) headers['idempotency-key'] = op.key;
     if (body !== undefined) headers['content-type'] = 'application/json';
+    const where = { operation: op.name, method: op.method, url };
+    let tokenRenewed = false;
     for (let attempt = 1; ; attempt++) {
       options.signal?.throwIfAborted();
+      this.#log('debug', `${op.name}: ${op.method} ${url}`, { ...where, attempt });
       // Only the caller's abort escapes #attempt.
       const outcome = await this.#attempt<{ data: T }>(op, url, headers, body, options.signal);
       if ('value' in outcome) return outcome.value.data;
       const { error } = outcome;
-      if (!error.retryable || attempt >= this.#maxAttempts) throw error;
+      if (error.code === 'UNAUTHENTICATED' && typeof this.#token === 'function' && !tokenRenewed && outcome.token !== undefined) {
+        tokenRenewed = true;
+        const limit = AbortSignal.timeout(this.#timeoutMs);
+        const fresh = await currentToken(this.#token, op.name, options.signal ? AbortSignal.any([options.signal, limit]) : limit).catch(
+          () => outcome.token,
+        );
+        if (fresh !== outcome.token) {
+          this.#log('info', `${op.name}: the token was refused; sending again with the provider's new token`, {
+            ...where,
+            ...errorFields(error),
+          });
+          attempt--; // not a transport retry: it does not count against maxAttempts
+          continue;
+        }
+      }
+      if (!error.retryable) throw error;
+      if (attempt >= this.#maxAttempts) {
+        if (this.#maxAttempts > 1)
+          this.#log('warn', `${op.name}: giving up after ${attempt} attempts: ${error.message}`, {
+            ...where,
+            attempt,
+            ...errorFields(error),
+          });
+        throw error;
+      }
       // The server's Retry-After is a lower bound of the wait.
-      await sleep(Math.max(backoffDelay(attempt - 1, this.#backoff), outcome.waitMs), options.signal);
+      const delayMs = Math.max(backoffDelay(attempt - 1, this.#backoff), outcome.waitMs);
+      this.#log('warn', `${op.name}: retrying in ${delayMs} ms (attempt ${attempt + 1} of ${this.#maxAttempts}): ${error.message}`, {
+        ...where,
+        attempt: attempt + 1,
+        max_attempts: this.#maxAttempts,
+        delay_ms: delayMs,
+        ...errorFields(error),
+      });
+      await sleep(delayMs, options.signal);
     }
   }
 
-  /** One attempt: the value, or an error with the server's Retry-After; rethrows only the caller's abort. */
+  /**
+   * One attempt: the value, or an error with the server's Retry-After and the token it sent;
+   * rethrows only the caller's abort. The token is asked for inside the attempt, under its time
+   * limit, so a hanging provider is a timeout like a hanging server.
+   */
   async #attempt<T>(
     op: Operation,
     url: string,
     headers: Record<string, string>,
     body: string | undefined,
     signal: AbortSignal | undefined,
-  ): Promise<{ value: T } | { error: OrbitError; waitMs: number }> {
+  ): Promise<{ value: T } | { error: OrbitError; waitMs: number; token?: string }> {
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    const where = `${op.name}: ${op.method} ${url}`;
+    const timedOut = (cause: unknown, what = 'no answer') => ({
+      error: new OrbitTransportError('timeout', `${where} failed: ${what} within ${this.#timeoutMs} ms`, { cause }),
+      waitMs: 0,
+    });
+    // A fixed token is used at once: no await, so the request starts in the caller's turn.
+    let token: string | undefined = op.path === '/healthz' || typeof this.#token !== 'string' ? undefined : this.#token;
+    if (op.path !== '/healthz' && token === undefined) {
+      try {
+        token = await currentToken(this.#token, op.name, combined);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (timeout.aborted) return timedOut(error, 'no token from the token provider');
+        return { error: error as OrbitError, waitMs: 0 };
+      }
+    }
+    const started = performance.now();
     let response: Response;
     let text: string;
     try {
       response = await this.#fetch(url, {
         method: op.method,
-        headers,
+        headers: token === undefined ? headers : { ...headers, authorization: `Bearer ${token}` },
         ...(body !== undefined ? { body } : {}),
         signal: combined,
         redirect: 'manual',
@@ -541,49 +609,62 @@ export class OrbitClient {
       text = await response.text();
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      if (timeout.aborted)
-        return { error: new OrbitTransportError('timeout', `${op.name}: no answer within ${this.#timeoutMs} ms`, { cause }), waitMs: 0 };
+      if (timeout.aborted) return { ...timedOut(cause), ...(token !== undefined ? { token } : {}) };
+      // The reason is in the cause's chain (fetch says only "fetch failed"). A custom fetch might
+      // quote the request's headers: the token is cut out of whatever it says.
+      const reason = token === undefined ? causeText(cause) : causeText(cause).split(token).join('[token]');
       return {
-        error: new OrbitTransportError('network', `${op.name}: ${(cause as Error)?.message ?? 'network error'}`, { cause }),
+        error: new OrbitTransportError('network', `${where} failed: ${reason}`, { cause }),
         waitMs: 0,
+        ...(token !== undefined ? { token } : {}),
       };
     }
     const status = response.status;
     const headerRequestId = response.headers.get('x-request-id') ?? undefined;
+    this.#log('debug', `${op.name}: HTTP ${status}`, {
+      operation: op.name,
+      status,
+      duration_ms: Math.round(performance.now() - started),
+      ...(headerRequestId ? { request_id: headerRequestId } : {}),
+    });
+    const withToken = token !== undefined ? { token } : {};
     if (op.okStatus.includes(status)) {
       const read = readDocument<T>(text, op.validate, op.raw);
       if (read.ok) return { value: read.value };
       return {
-        error: new OrbitTransportError('bad_response', `${op.name}: the ${status} answer breaks the contract: ${read.problem}`, {
+        error: new OrbitTransportError('bad_response', `${where}: the ${status} answer breaks the contract: ${read.problem}`, {
           status,
           ...(headerRequestId ? { requestId: headerRequestId } : {}),
         }),
         waitMs: 0,
+        ...withToken,
       };
     }
     if (status >= 400) {
       const read = readDocument<ErrorEnvelope>(text, validateErrorEnvelope);
       if (read.ok) {
         const error = serverError(read.value.error, { status, requestId: read.value.request_id });
-        return { error, waitMs: error.retryable ? retryAfterMs(response.headers) : 0 };
+        return { error, waitMs: error.retryable ? retryAfterMs(response.headers) : 0, ...withToken };
       }
       // Not our envelope: a proxy or load balancer answered. Gateway errors are worth a retry.
       const retryable = RETRYABLE_STATUS.has(status);
       return {
-        error: new OrbitTransportError('bad_response', `${op.name}: HTTP ${status} without an Orbit error envelope (${read.problem})`, {
+        error: new OrbitTransportError('bad_response', `${where}: HTTP ${status} without an Orbit error envelope (${read.problem})`, {
           status,
           retryable,
           ...(headerRequestId ? { requestId: headerRequestId } : {}),
         }),
         waitMs: retryable ? retryAfterMs(response.headers) : 0,
+        ...withToken,
       };
     }
     return {
-      error: new OrbitTransportError('bad_response', `${op.name}: unexpected HTTP ${status}`, {
+      error: new OrbitTransportError('bad_response', `${where}: unexpected HTTP ${status}`, {
         status,
         ...(headerRequestId ? { requestId: headerRequestId } : {}),
       }),
       waitMs: 0,
+      ...withToken,
     };
   }
 }

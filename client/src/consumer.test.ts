@@ -2,7 +2,8 @@
  * The consumer's ordering and failure rules against an in-memory connection and a real
  * SqliteInbox on a temp file (no sockets): commit before ACK, proofs stored before sending and
  * deleted after the answer, duplicates skip the handler, DELIVERY_LEASE_LOST forgets the proof,
- * stored proofs are re-reported on reconnect, fatal codes stop, stop() drains.
+ * stored proofs are re-reported on reconnect, fatal codes stop, stop() drains; a token provider is
+ * asked for every connection, and its new token after UNAUTHENTICATED gets one more.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -339,5 +340,60 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
     expect(() => start({ capacity: 0 })).toThrow(/capacity/);
     expect(() => start({ capacity: 33 })).toThrow(/capacity/);
     expect(() => start({ subscriptionId: 'ABC' })).toThrow(/subscriptionId/);
+  });
+
+  it('MUST ask a token provider for every connection, give a hanging one connectTimeoutMs, and retry one that fails', async () => {
+    const tokens: string[] = [];
+    let calls = 0;
+    const consumer = start({
+      connectTimeoutMs: 50,
+      token: () => {
+        calls++;
+        if (calls === 1) return new Promise<string>(() => {}); // never answers
+        if (calls === 2) throw new Error('the secret store is restarting');
+        return `token-${calls}`;
+      },
+      connect: async (options) => {
+        tokens.push(options.token as string);
+        const stream = new FakeStream(SUB);
+        streams.push(stream);
+        return stream;
+      },
+    });
+    await until(() => streams.length === 1);
+    const waits = events.filter((e) => e.type === 'reconnecting').map((e) => (e as { error: OrbitError }).error);
+    expect(waits.map((e) => [e.code, e.retryable, e.message])).toEqual([
+      ['UNAVAILABLE', true, 'ConnectEvents: GET ws://127.0.0.1:1/v1/events/connect failed: no token from the token provider within 50 ms'],
+      ['UNAVAILABLE', true, 'ConnectEvents: the token provider failed: the secret store is restarting'],
+    ]);
+    streams[0]!.end();
+    await until(() => streams.length === 2);
+    expect(tokens).toEqual(['token-3', 'token-4']);
+    expect(consumer.state).toBe('connected');
+  });
+
+  it('MUST connect again after UNAUTHENTICATED only when the provider has another token, once per connection', async () => {
+    let current = 'old';
+    const tokens: string[] = [];
+    const consumer = start({
+      token: () => current,
+      connect: async (options) => {
+        tokens.push(options.token as string);
+        if (options.token === 'refused') throw new OrbitError('UNAUTHENTICATED', 'no such token', { status: 401 });
+        const stream = new FakeStream(SUB);
+        streams.push(stream);
+        return stream;
+      },
+    });
+    await until(() => streams.length === 1);
+    // The grace period ends: the server closes the old token's connection; the provider has the new one.
+    current = 'new';
+    streams[0]!.end(closedError(1008, 'UNAUTHENTICATED', new OrbitError('UNAUTHENTICATED', 'rotated', { status: null })));
+    await until(() => streams.length === 2);
+    // Closed again, and now the provider offers a token the server refuses: one attempt, then a stop.
+    current = 'refused';
+    streams[1]!.end(closedError(1008, 'UNAUTHENTICATED', new OrbitError('UNAUTHENTICATED', 'revoked', { status: null })));
+    await expect(consumer.done).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    expect(tokens).toEqual(['old', 'new', 'refused']);
   });
 });

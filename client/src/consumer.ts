@@ -14,9 +14,21 @@
 import { OrbitError } from '@orbit/spec/errors';
 import type { EventDelivery } from '@orbit/generated';
 import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
-import { OrbitTransportError, invalidArgument, reconnectsAfter } from './errors.ts';
-import { connectEvents, type AckResult, type ConnectEventsOptions, type Delivery, type EventConnection, type Welcome } from './events.ts';
+import { ConnectionClosedError, OrbitTransportError, invalidArgument, reconnectsAfter } from './errors.ts';
+import {
+  connectEvents,
+  connectUrl,
+  providedToken,
+  type AckResult,
+  type CloseInfo,
+  type ConnectEventsOptions,
+  type Delivery,
+  type EventConnection,
+  type Welcome,
+} from './events.ts';
 import type { Inbox, PendingAck } from './inbox/types.ts';
+import { errorFields, safeLog, type Log, type LogLevel } from './log.ts';
+import { checkTokenSource, type TokenSource } from './token.ts';
 import { isId, type ResultEvent } from './wire.ts';
 
 /** What a handler gets: the event, its delivery, and the open Inbox transaction. */
@@ -64,7 +76,12 @@ export type EventStream = Pick<EventConnection, 'sessionId' | 'welcome' | 'isOpe
 
 export interface EventConsumerOptions<Tx> {
   readonly baseUrl: string;
-  readonly token: string;
+  /**
+   * The bearer token, or a function that returns it (or a promise of it), asked again for every
+   * connection; after an UNAUTHENTICATED end, a provider that returns another token gets one
+   * more connection instead of a stop (docs/sdk.md, Token provider).
+   */
+  readonly token: TokenSource;
   readonly subscriptionId: string;
   /** Deliveries held at once by the connection, 1–32. */
   readonly capacity: number;
@@ -84,6 +101,16 @@ export interface EventConsumerOptions<Tx> {
   readonly headers?: Readonly<Record<string, string>>;
   /** Opens a connection (default `connectEvents`); a seam for tests and custom transports. */
   readonly connect?: (options: ConnectEventsOptions) => Promise<EventStream>;
+  /**
+   * Told about connections, closes with their codes, reconnects and their delays, and every error
+   * the consumer survives; silent by default (docs/sdk.md, Logging).
+   */
+  readonly log?: Log;
+  /**
+   * Stops the consumer when it aborts, as `stop()` does: it drains (10 s), closes the connection
+   * normally (1000), reconnects no more, and `done` resolves. Already aborted: it never connects.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface StopOptions {
@@ -133,6 +160,8 @@ export class EventConsumer<Tx = unknown> {
   readonly done: Promise<void>;
 
   readonly #options: EventConsumerOptions<Tx>;
+  readonly #token: TokenSource;
+  readonly #log: Log;
   readonly #backoff: ReturnType<typeof resolveBackoff>;
   readonly #maxAttempts: number;
   readonly #listeners = new Map<ConsumerEventType, Set<(event: ConsumerEvent) => void>>();
@@ -144,6 +173,8 @@ export class EventConsumer<Tx = unknown> {
   #state: ConsumerState = 'connecting';
   #stopping = false;
   #stopResult: Promise<StopResult> | null = null;
+  /** stop()'s close of the connection, awaited before `stopped` so the log reads in order. */
+  #closing: Promise<void> | null = null;
   #stats = { delivered: 0, handled: 0, duplicates: 0, acked: 0, leaseLost: 0, handlerErrors: 0, reconnects: 0 };
 
   constructor(options: EventConsumerOptions<Tx>) {
@@ -155,11 +186,27 @@ export class EventConsumer<Tx = unknown> {
     const ping = options.pingIntervalMs ?? 15_000;
     if (!Number.isFinite(ping) || ping <= 0) throw invalidArgument('pingIntervalMs must be a positive number');
     this.#options = options;
+    this.#token = checkTokenSource(options.token);
+    this.#log = safeLog(options.log);
     this.#backoff = resolveBackoff(options.backoff, { initialDelayMs: 500, maxDelayMs: 30_000, multiplier: 2, jitter: 0.5 });
     this.#maxAttempts = options.backoff?.maxAttempts ?? Number.POSITIVE_INFINITY;
+    const { signal } = options;
+    if (signal?.aborted) {
+      this.#log('info', 'consumer: the signal was aborted before the start; not connecting', this.#fields());
+      this.#stopping = true;
+      this.#state = 'stopping';
+    }
     this.done = this.#run();
     // `done` is for whoever wants it; an unobserved fatal stop is reported through the `error` and `stopped` events.
     this.done.catch(() => {});
+    if (signal && !signal.aborted) {
+      const onAbort = (): void => {
+        this.#log('info', 'consumer: the signal was aborted; stopping', this.#fields());
+        void this.stop();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      void this.done.catch(() => {}).finally(() => signal.removeEventListener('abort', onAbort));
+    }
   }
 
   get state(): ConsumerState {
@@ -195,8 +242,12 @@ export class EventConsumer<Tx = unknown> {
       this.#halt.abort();
       const drained = await settle(this.#tasks, options.timeoutMs ?? 10_000);
       const abandoned = this.#tasks.size;
+      if (!drained) this.#log('warn', `consumer: ${abandoned} handlers or ACKs still running at the stop`, this.#fields({ abandoned }));
       const conn = this.#conn;
-      if (conn) await conn.close(1000, 'consumer stopping');
+      if (conn) {
+        this.#closing = this.#close(conn);
+        await this.#closing;
+      }
       await this.done.catch(() => {});
       return { drained, abandoned };
     })();
@@ -204,18 +255,95 @@ export class EventConsumer<Tx = unknown> {
   }
 
   #emit(event: ConsumerEvent): void {
+    this.#logEvent(event);
     try {
       this.#options.onEvent?.(event);
-    } catch {
+    } catch (error) {
       // hooks never break the consumer
+      this.#log(
+        'warn',
+        `consumer: the onEvent hook threw on ${event.type}; ignored`,
+        this.#fields({ event_type: event.type, ...errorFields(error) }),
+      );
     }
     for (const listener of this.#listeners.get(event.type) ?? []) {
       try {
         listener(event);
-      } catch {
-        // idem
+      } catch (error) {
+        this.#log(
+          'warn',
+          `consumer: a ${event.type} listener threw; ignored`,
+          this.#fields({ event_type: event.type, ...errorFields(error) }),
+        );
       }
     }
+  }
+
+  /** The fields every consumer log entry carries. */
+  #fields(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return { subscription_id: this.#options.subscriptionId, ...(this.#conn ? { session_id: this.#conn.sessionId } : {}), ...extra };
+  }
+
+  /** Each consumer event as a log entry: what the consumer recovered from is `warn`, what lost work is `error`. */
+  #logEvent(event: ConsumerEvent): void {
+    const delivery = (d: EventDelivery) => ({ delivery_id: d.id, event_id: d.event_id, epoch: d.lease_epoch });
+    const proof = (p: PendingAck) => ({ delivery_id: p.delivery_id, event_id: p.event_id, epoch: p.epoch });
+    switch (event.type) {
+      case 'connected':
+        return this.#log('info', 'consumer: connected', this.#fields({ session_id: event.sessionId, capacity: event.welcome.capacity }));
+      case 'delivered':
+      case 'handled':
+      case 'duplicate':
+        return this.#log('debug', `consumer: ${event.type}`, this.#fields({ ...delivery(event.delivery), sequence: event.event.sequence }));
+      case 'acked':
+        return this.#log(
+          'debug',
+          'consumer: acked',
+          this.#fields({ ...proof(event.proof), deduplicated: event.result.deduplicated, replayed: event.replayed }),
+        );
+      case 'lease_lost':
+        return this.#log(
+          'info',
+          'consumer: lease lost; the proof is dropped and the redelivery is acknowledged from the Inbox',
+          this.#fields({ ...proof(event.proof), replayed: event.replayed }),
+        );
+      case 'reconnecting':
+        return this.#log(
+          'warn',
+          `consumer: reconnecting in ${event.delayMs} ms (attempt ${event.attempt}): ${event.error.message}`,
+          this.#fields({ attempt: event.attempt, delay_ms: event.delayMs, ...errorFields(event.error) }),
+        );
+      case 'error': {
+        const level: LogLevel = event.phase === 'ack' || event.phase === 'ping' ? 'warn' : 'error';
+        const what = {
+          handler: 'the handler failed; rolled back, the delivery comes again after its lease',
+          inbox: 'the Inbox failed',
+          ack: 'an ACK failed; its proof stays stored and is re-reported on the next connection',
+          ping: 'a ping failed',
+          connection: 'stopping',
+        }[event.phase];
+        return this.#log(
+          level,
+          `consumer: ${what}: ${errorFields(event.error).error}`,
+          this.#fields({ phase: event.phase, ...(event.delivery ? delivery(event.delivery) : {}), ...errorFields(event.error) }),
+        );
+      }
+      case 'stopped':
+        return event.error
+          ? this.#log('error', `consumer: stopped by ${event.error.code}`, this.#fields(errorFields(event.error)))
+          : this.#log('info', 'consumer: stopped', this.#fields());
+    }
+  }
+
+  /** Closes the connection normally and logs how it ended. */
+  async #close(conn: EventStream): Promise<void> {
+    const info: CloseInfo | undefined = await conn.close(1000, 'consumer stopping');
+    this.#log('info', `consumer: connection closed (${info?.code ?? 1000})`, {
+      subscription_id: this.#options.subscriptionId,
+      session_id: conn.sessionId,
+      close_code: info?.code ?? 1000,
+      ...(info?.reason ? { close_reason: info.reason } : {}),
+    });
   }
 
   #track(work: Promise<void>): void {
@@ -226,23 +354,37 @@ export class EventConsumer<Tx = unknown> {
   async #run(): Promise<void> {
     let fatal: OrbitError | null = null;
     let failures = 0;
+    /** Whether the connection after an UNAUTHENTICATED end already had its new token (one per welcome). */
+    let tokenRenewed = false;
     const connect = this.#options.connect ?? connectEvents;
     while (!this.#stopping) {
       let conn: EventStream;
+      let token: string | undefined;
+      // The halt reaches an attempt only while it connects: once connected, stop() drains first
+      // and closes after (connectEvents would close the connection when its signal aborts).
+      const attempt = new AbortController();
+      const onHalt = (): void => attempt.abort(this.#halt.signal.reason);
+      this.#halt.signal.addEventListener('abort', onHalt, { once: true });
       try {
+        token = typeof this.#token === 'string' ? this.#token : await this.#providedToken(this.#token, attempt.signal);
         conn = await connect({
           baseUrl: this.#options.baseUrl,
-          token: this.#options.token,
+          token,
           subscriptionId: this.#options.subscriptionId,
           capacity: this.#options.capacity,
           ...(this.#options.connectTimeoutMs !== undefined ? { connectTimeoutMs: this.#options.connectTimeoutMs } : {}),
           ...(this.#options.requestTimeoutMs !== undefined ? { requestTimeoutMs: this.#options.requestTimeoutMs } : {}),
           ...(this.#options.headers ? { headers: this.#options.headers } : {}),
-          signal: this.#halt.signal,
+          signal: attempt.signal,
         });
       } catch (error) {
         if (this.#stopping) break;
         const orbitError = asOrbitError(error);
+        if (!tokenRenewed && (await this.#tokenChanged(orbitError, token))) {
+          tokenRenewed = true;
+          await this.#wait(0, orbitError);
+          continue;
+        }
         // Refusals that a new attempt cannot change (bad token, missing permission, unknown subscription, ...).
         if (!(error instanceof OrbitError) || !orbitError.retryable || ++failures >= this.#maxAttempts) {
           fatal = orbitError;
@@ -250,12 +392,15 @@ export class EventConsumer<Tx = unknown> {
         }
         await this.#wait(failures - 1, orbitError);
         continue;
+      } finally {
+        this.#halt.signal.removeEventListener('abort', onHalt);
       }
       if (this.#stopping) {
-        await conn.close(1000, 'consumer stopping');
+        await this.#close(conn);
         break;
       }
       failures = 0;
+      tokenRenewed = false;
       this.#conn = conn;
       this.#state = 'connected';
       this.#emit({ type: 'connected', sessionId: conn.sessionId, welcome: conn.welcome });
@@ -272,6 +417,18 @@ export class EventConsumer<Tx = unknown> {
       }
       if (this.#stopping) break;
       const orbitError = asOrbitError(ended ?? new OrbitTransportError('network', 'the connection ended'));
+      const closeCode = orbitError instanceof ConnectionClosedError ? ` (${orbitError.closeCode})` : '';
+      this.#log('warn', `consumer: connection ended${closeCode}: ${orbitError.code}: ${orbitError.message}`, {
+        subscription_id: this.#options.subscriptionId,
+        session_id: conn.sessionId,
+        ...errorFields(orbitError),
+      });
+      if (await this.#tokenChanged(orbitError, token)) {
+        tokenRenewed = true;
+        failures = 1;
+        await this.#wait(0, orbitError);
+        continue;
+      }
       if (!reconnectsAfter(orbitError)) {
         fatal = orbitError;
         break;
@@ -285,9 +442,39 @@ export class EventConsumer<Tx = unknown> {
       this.#emit({ type: 'error', phase: 'connection', error: fatal });
       await settle(this.#tasks, this.#options.drainTimeoutMs ?? 30_000);
     }
+    await this.#closing;
     this.#state = 'stopped';
     this.#emit({ type: 'stopped', error: fatal });
     if (fatal) throw fatal;
+  }
+
+  /**
+   * After UNAUTHENTICATED, whether the token provider now has another token than the one refused:
+   * then one more connection is worth it. A rotation's grace period ends with the server closing
+   * the connections of the old token (spec/README.md, "Authorization while connected"); the
+   * provider, updated meanwhile, gives the new one. A fixed token, or a provider that returns the
+   * refused token again, stops the consumer as before.
+   */
+  async #tokenChanged(error: OrbitError, refused: string | undefined): Promise<boolean> {
+    if (error.code !== 'UNAUTHENTICATED' || typeof this.#token !== 'function' || refused === undefined) return false;
+    let fresh: string;
+    try {
+      fresh = await this.#providedToken(this.#token, this.#halt.signal);
+    } catch {
+      return !this.#stopping; // the provider failed: the next attempt asks it again, and its failure is retryable
+    }
+    if (fresh === refused) return false;
+    this.#log('info', "consumer: the token was refused; connecting again with the provider's new token", {
+      subscription_id: this.#options.subscriptionId,
+      ...errorFields(error),
+    });
+    return true;
+  }
+
+  /** The provider's token for a connection, as `connectEvents` asks for it: under `connectTimeoutMs`. */
+  #providedToken(provider: Exclude<TokenSource, string>, signal: AbortSignal): Promise<string> {
+    const where = `ConnectEvents: GET ${connectUrl(this.#options.baseUrl)}`;
+    return providedToken(provider, where, this.#options.connectTimeoutMs ?? 10_000, signal);
   }
 
   async #wait(attempt: number, error: OrbitError): Promise<void> {

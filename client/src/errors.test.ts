@@ -1,11 +1,12 @@
 /**
  * How the end of an event connection reads as an error (spec/README.md, Close codes): the contract
- * code wins when the server named one; otherwise the close code decides whether to reconnect.
+ * code wins when the server named one; otherwise the close code decides whether to reconnect. And
+ * what a transport failure's message says of its cause.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, OrbitError } from '@orbit/spec/errors';
-import { closedError, ConnectionClosedError, OrbitTransportError, RETRYABLE_CLOSE_CODES, reconnectsAfter } from './errors.ts';
+import { causeText, closedError, ConnectionClosedError, OrbitTransportError, RETRYABLE_CLOSE_CODES, reconnectsAfter } from './errors.ts';
 
 describe('closedError', () => {
   it('MUST read each close code of the table', () => {
@@ -67,5 +68,19 @@ describe('closedError', () => {
     expect(reconnectsAfter(new OrbitTransportError('bad_response', 'frame broke the schema'))).toBe(true);
     for (const code of ['EVENT_HISTORY_EXPIRED', 'PERMISSION_DENIED', 'NOT_FOUND', 'UNAUTHENTICATED'] as const)
       expect(reconnectsAfter(new OrbitError(code, 'x', { status: null }))).toBe(false);
+  });
+});
+
+describe('causeText', () => {
+  it('MUST find the reason inside the cause chain, and join the failures of an AggregateError', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8080'), { code: 'ECONNREFUSED' });
+    expect(causeText(new TypeError('fetch failed', { cause: refused }))).toBe('connect ECONNREFUSED 127.0.0.1:8080');
+    // Several addresses tried (localhost as ::1 and 127.0.0.1): an empty message, one failure each.
+    const both = new AggregateError([new Error('connect ECONNREFUSED ::1:8080'), new Error('connect ECONNREFUSED 127.0.0.1:8080')], '');
+    expect(causeText(new TypeError('fetch failed', { cause: both }))).toBe(
+      'connect ECONNREFUSED ::1:8080; connect ECONNREFUSED 127.0.0.1:8080',
+    );
+    expect(causeText(new TypeError('fetch failed'))).toBe('fetch failed');
+    expect(causeText('a string')).toBe('a string');
   });
 });

@@ -135,6 +135,29 @@ export function reconnectsAfter(error: OrbitError): boolean {
   return !FATAL_CONSUMER_CODES.has(error.code);
 }
 
+/**
+ * What a failed request or connection says about why, for a message: the innermost cause with
+ * something to say. Node's `fetch` rejects with a bare `fetch failed` and keeps the reason (`connect
+ * ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND host`) in `cause`; an `AggregateError` (one
+ * failure per address tried) has an empty message and its failures in `errors`.
+ */
+export function causeText(error: unknown): string {
+  for (let current = error, depth = 0; depth < 8; depth++) {
+    if (!(current instanceof Error)) return current === undefined ? 'unknown error' : String(current);
+    const inner = (current as { cause?: unknown }).cause;
+    if (inner instanceof Error) {
+      current = inner;
+      continue;
+    }
+    if (current instanceof AggregateError && current.errors.length > 0) {
+      const each = [...new Set(current.errors.map((e: unknown) => causeText(e)))];
+      return current.message ? `${current.message} (${each.join('; ')})` : each.join('; ');
+    }
+    return current.message || current.name;
+  }
+  return 'unknown error';
+}
+
 /** Builds the `OrbitError` of an error object received from the server. */
 export function serverError(
   error: { code: string; message: string },

@@ -27,7 +27,8 @@ import {
 } from '@orbit/generated';
 import { ERROR_TABLE, type OrbitError } from '@orbit/spec/errors';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
-import { ConnectionClosedError, OrbitTransportError, closedError, invalidArgument, serverError } from './errors.ts';
+import { ConnectionClosedError, OrbitTransportError, causeText, closedError, invalidArgument, serverError } from './errors.ts';
+import { checkTokenSource, currentToken, type TokenSource } from './token.ts';
 import { isId, rawPaths, readDocument, type ResultEvent } from './wire.ts';
 
 /** What proves the right to acknowledge one delivery: kept byte for byte until the server answers. */
@@ -55,17 +56,22 @@ export type PingResult = PingReplyFrame['body'];
 
 export interface ConnectEventsOptions {
   readonly baseUrl: string;
-  readonly token: string;
+  /** The bearer token, or a function that returns it (or a promise of it), asked once per connection. */
+  readonly token: TokenSource;
   readonly subscriptionId: string;
   /** How many deliveries this connection may hold at once: an integer 1–32, fixed for the connection. */
   readonly capacity: number;
-  /** Time limit for the upgrade plus `events.welcome` (default 10000 ms). */
+  /** Time limit for the token, the upgrade and `events.welcome` (default 10000 ms). */
   readonly connectTimeoutMs?: number;
   /** Time limit for the answer to one `event.ack` or `events.ping` (default 10000 ms). */
   readonly requestTimeoutMs?: number;
   /** Extra upgrade headers (for example `Origin` for a browser-like client). Never put the token elsewhere. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Aborts the connection attempt. */
+  /**
+   * Aborts the connection attempt (`connectEvents` rejects with the signal's reason) and, once
+   * connected, closes the connection normally (1000): the deliveries already received are still
+   * yielded, then the iteration ends without an error.
+   */
   readonly signal?: AbortSignal;
 }
 
@@ -115,6 +121,24 @@ function checkProof(proof: AckProof): void {
     throw invalidArgument('proof.lease_secret must be the canonical base64url of 32 bytes');
 }
 
+/** A provider's token for one connection, under the connection's time limit and the caller's signal. */
+export async function providedToken(
+  provider: Exclude<TokenSource, string>,
+  where: string,
+  connectTimeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<string> {
+  const limit = AbortSignal.timeout(connectTimeoutMs);
+  try {
+    return await currentToken(provider, 'ConnectEvents', signal ? AbortSignal.any([signal, limit]) : limit);
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    if (limit.aborted)
+      throw new OrbitTransportError('timeout', `${where} failed: no token from the token provider within ${connectTimeoutMs} ms`);
+    throw error;
+  }
+}
+
 const RAW_PATHS = rawPaths('serverFrame');
 
 /**
@@ -141,12 +165,20 @@ export class EventConnection implements AsyncIterable<Delivery> {
   #violation: OrbitTransportError | null = null;
   #resolveClosed!: (info: CloseInfo) => void;
 
-  private constructor(ws: WebSocket, welcome: WelcomeFrame, requestTimeoutMs: number) {
+  private constructor(ws: WebSocket, welcome: WelcomeFrame, requestTimeoutMs: number, signal: AbortSignal | undefined) {
     this.#ws = ws;
     this.sessionId = welcome.session_id;
     this.welcome = welcome.body;
     this.#requestTimeoutMs = requestTimeoutMs;
     this.closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    if (signal) {
+      const onAbort = (): void => void this.close(1000, 'client aborted');
+      if (signal.aborted) queueMicrotask(onAbort);
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        void this.closed.then(() => signal.removeEventListener('abort', onAbort));
+      }
+    }
     ws.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
     ws.on('close', (code, reason) => this.#onClose(code, reason.toString()));
     ws.on('error', (error: Error & { code?: string }) => {
@@ -165,17 +197,21 @@ export class EventConnection implements AsyncIterable<Delivery> {
     const url = connectUrl(options.baseUrl);
     const capacity = checkCapacity(options.capacity);
     if (!isId(options.subscriptionId)) throw invalidArgument('subscriptionId must be 32 lower-case hexadecimal characters');
-    if (typeof options.token !== 'string' || options.token === '' || /[\r\n]/.test(options.token))
-      throw invalidArgument('token must be a non-empty string');
+    const source = checkTokenSource(options.token);
     const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
     const requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     options.signal?.throwIfAborted();
+    const where = `ConnectEvents: GET ${url}`;
+    const started = Date.now();
+    // A fixed token is used at once (no await): the upgrade starts in the caller's turn.
+    const token = typeof source === 'string' ? source : await providedToken(source, where, connectTimeoutMs, options.signal);
+    const leftMs = Math.max(1, connectTimeoutMs - (Date.now() - started));
 
     return new Promise<EventConnection>((resolve, reject) => {
       const ws = new WebSocket(url, SUBPROTOCOL, {
-        headers: { ...(options.headers ?? {}), authorization: `Bearer ${options.token}` },
+        headers: { ...(options.headers ?? {}), authorization: `Bearer ${token}` },
         perMessageDeflate: false,
-        handshakeTimeout: connectTimeoutMs,
+        handshakeTimeout: leftMs,
         maxPayload: MAX_FRAME_BYTES,
         followRedirects: false,
       });
@@ -183,8 +219,8 @@ export class EventConnection implements AsyncIterable<Delivery> {
       let settled = false;
       let refusal: OrbitError | null = null;
       const timer = setTimeout(
-        () => fail(new OrbitTransportError('timeout', `no events.welcome within ${connectTimeoutMs} ms`)),
-        connectTimeoutMs,
+        () => fail(new OrbitTransportError('timeout', `${where} failed: no events.welcome within ${connectTimeoutMs} ms`)),
+        leftMs,
       );
       let pendingError: OrbitError | null = null;
       const onAbort = (): void => fail(options.signal?.reason);
@@ -215,7 +251,7 @@ export class EventConnection implements AsyncIterable<Delivery> {
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', (cause) =>
           fail(
-            new OrbitTransportError('network', `upgrade refused with ${response.statusCode}`, {
+            new OrbitTransportError('network', `${where} failed: upgrade refused with ${response.statusCode}`, {
               status: response.statusCode ?? null,
               cause,
             }),
@@ -229,20 +265,24 @@ export class EventConnection implements AsyncIterable<Delivery> {
           );
           if (read.ok) refusal = serverError(read.value.error, { status, requestId: read.value.request_id });
           else
-            refusal = new OrbitTransportError('bad_response', `upgrade refused with HTTP ${status} without an Orbit error envelope`, {
-              status,
-              retryable: status === 429 || status >= 500,
-            });
+            refusal = new OrbitTransportError(
+              'bad_response',
+              `${where}: upgrade refused with HTTP ${status} without an Orbit error envelope`,
+              {
+                status,
+                retryable: status === 429 || status >= 500,
+              },
+            );
           fail(refusal);
         });
       });
       ws.once('error', (cause) =>
-        fail(refusal ?? new OrbitTransportError('network', `cannot connect to ${url}: ${cause.message}`, { cause })),
+        fail(refusal ?? new OrbitTransportError('network', `${where} failed: ${causeText(cause).split(token).join('[token]')}`, { cause })),
       );
       ws.once('close', (code, reason) => fail(refusal ?? pendingError ?? closedError(code, reason.toString(), null)));
       ws.once('open', () => {
         if (ws.protocol !== SUBPROTOCOL)
-          return fail(new OrbitTransportError('bad_response', `the server did not select ${SUBPROTOCOL}`, { retryable: false }));
+          return fail(new OrbitTransportError('bad_response', `${where}: the server did not select ${SUBPROTOCOL}`, { retryable: false }));
         ws.send(
           JSON.stringify({
             protocol_version: '1',
@@ -251,7 +291,8 @@ export class EventConnection implements AsyncIterable<Delivery> {
             body: { subscription_id: options.subscriptionId, capacity },
           }),
           (error) => {
-            if (error) fail(new OrbitTransportError('network', `cannot send events.hello: ${error.message}`, { cause: error }));
+            if (error)
+              fail(new OrbitTransportError('network', `${where} failed: cannot send events.hello: ${error.message}`, { cause: error }));
           },
         );
       });
@@ -266,7 +307,7 @@ export class EventConnection implements AsyncIterable<Delivery> {
           return;
         }
         if (value.type !== 'events.welcome' || value.reply_to !== helloId) {
-          return fail(new OrbitTransportError('bad_response', `expected events.welcome, got ${value.type}`, { retryable: true }));
+          return fail(new OrbitTransportError('bad_response', `${where}: expected events.welcome, got ${value.type}`, { retryable: true }));
         }
         if (
           value.body.subscription_id !== options.subscriptionId ||
@@ -276,7 +317,7 @@ export class EventConnection implements AsyncIterable<Delivery> {
           return fail(new OrbitTransportError('bad_response', 'events.welcome does not match the hello', { retryable: false }));
         }
         finish();
-        resolve(new EventConnection(ws, value, requestTimeoutMs));
+        resolve(new EventConnection(ws, value, requestTimeoutMs, options.signal));
       });
     });
   }

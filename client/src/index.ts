@@ -68,6 +68,8 @@ export {
   type ErrorCode,
   type TransportFailure,
 } from './errors.ts';
+export type { Log, LogLevel } from './log.ts';
+export type { TokenProvider, TokenSource } from './token.ts';
 export { fromBigInt, toBigInt, compareUint64, isCanonicalUint64 } from './uint64.ts';
 export { backoffDelay, type BackoffOptions } from './backoff.ts';
 export type { EventDelivery, ResultEvent, ResultEventSnapshot, Subscription } from './wire.ts';

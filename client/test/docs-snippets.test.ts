@@ -4,13 +4,14 @@
  * and what it did is checked on the server and in its Inbox.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORES } from '@orbit/testing';
+import { createClient } from '../src/index.ts';
 import { id, key, name, setup, type Setup } from './support.ts';
 
 const SNIPPETS = fileURLToPath(new URL('../examples/snippets/', import.meta.url));
@@ -120,5 +121,74 @@ describe.each(STORES)('the snippets of docs/sdk.md (%s)', (kind) => {
     }
     const { items } = await s.client.listEventDeliveries(subscriptionId, {});
     expect((await s.client.getEventDelivery(subscriptionId, items[0]!.id)).event.snapshot.task_id).toBe(taskId);
+  });
+
+  it('logging: the client and the consumer write JSON lines through the one `log`', async () => {
+    const { subscriptionId } = await subscriptionWithResult();
+    const run = await runSnippet('logging.ts', {
+      ...env(),
+      ORBIT_SUBSCRIPTION_ID: subscriptionId,
+      INBOX_PATH: join(dir, `log-${kind}.db`),
+    });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { level: string; message: string; [field: string]: unknown });
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'debug', message: 'ListSubscriptions: HTTP 200', status: 200 }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'info', message: 'consumer: connected', subscription_id: subscriptionId, capacity: 4 }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'info', message: 'consumer: connection closed (1000)', close_code: 1000 }),
+    );
+    expect(lines.at(-1)).toMatchObject({ level: 'info', message: 'consumer: stopped' });
+    expect(run.stdout).not.toContain(s.token);
+  });
+
+  it('signal: aborting stops the consumer; `done` resolves', async () => {
+    const { subscriptionId } = await subscriptionWithResult();
+    const run = await runSnippet(
+      'signal.ts',
+      { ...env(), ORBIT_SUBSCRIPTION_ID: subscriptionId, INBOX_PATH: join(dir, `signal-${kind}.db`) },
+      (out) => out.split('\n').includes('connected'),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim().split('\n')).toEqual(['connected', 'stopped stopped']);
+  });
+
+  it('token provider: a rotation is followed by the client and the consumer, both reading the file', async () => {
+    const boot = await s.server.bootstrap({ application: `rotated-${kind}` });
+    const queueId = boot.queue_ids.q!;
+    const owner = createClient({ baseUrl: s.server.url, token: boot.token });
+    const { subscription } = await owner.createSubscription(key(), { name: name(), queue_id: queueId });
+    const tokenFile = join(dir, `token-${kind}`);
+    writeFileSync(tokenFile, `${boot.token}\n`);
+    let rotated = false;
+    const run = await runSnippet(
+      'token-provider.ts',
+      {
+        ORBIT_URL: s.server.url,
+        ORBIT_QUEUE_ID: queueId,
+        ORBIT_SUBSCRIPTION_ID: subscription.id,
+        TOKEN_FILE: tokenFile,
+        INBOX_PATH: join(dir, `token-${kind}.db`),
+      },
+      (out) => {
+        const listed = out.split('\n').filter((l) => l === 'listed 1').length;
+        if (listed === 1 && !rotated) {
+          rotated = true;
+          // The operator rotates with a 1 s grace and the deployment rewrites the file; at the end of
+          // the grace the server closes the connection of the old token.
+          void s.server.orbit.store.rotateCredential(boot.credential_id, 1000).then((outcome) => {
+            if (!('token' in outcome)) throw new Error(`rotation failed: ${outcome.kind}`);
+            writeFileSync(tokenFile, `${outcome.token}\n`);
+          });
+        }
+        return listed === 2;
+      },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim().split('\n')).toEqual(['connected', 'listed 1', 'connected', 'listed 1']);
   });
 });
