@@ -13,6 +13,7 @@ import {
   readConfigFile,
   type Resolved,
   resolveWithSources,
+  SETTING_NAMES,
   type ListenAddress,
   type Source,
 } from '../config.ts';
@@ -34,7 +35,7 @@ function optionsOf(settings: readonly Setting[]): Options {
 }
 
 /** Every setting as an option (`serve`, `dev`, `settings`), in the order of `orbit settings --markdown`'s rows. */
-export const SETTING_OPTIONS: Options = optionsOf([...OTHER_SETTINGS.slice(0, 4), ...INTEGER_SETTINGS, ...OTHER_SETTINGS.slice(4)]);
+export const SETTING_OPTIONS: Options = optionsOf(SETTING_NAMES.map(byName));
 
 /** The option of the setting whose flag is `flag`, typed for parseForm. */
 function option<T extends OptionSpec['type']>(flag: string, type: T): OptionSpec & { readonly type: T } {

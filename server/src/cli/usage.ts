@@ -148,7 +148,7 @@ export function formUsage(form: Form): string {
   return [
     `usage: ${synopsis(form)}`,
     '',
-    `${form.summary[0]!.toUpperCase()}${form.summary.slice(1)}.`,
+    ...wrap(`${form.summary[0]!.toUpperCase()}${form.summary.slice(1)}.`, 0),
     '',
     'options:',
     ...options,
