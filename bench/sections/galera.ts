@@ -151,7 +151,8 @@ async function runLayout(args: {
   const { layout, consumer, publisher, timing } = args;
   const name = `orbit_bench_${randomBytes(6).toString('hex')}`;
   const databaseUrls = args.urls.map((url) => `${url}/${name}`);
-  const store = await Store.open(databaseUrls[0]!);
+  // A new database for the layout, created through the first node (Galera replicates it to the others).
+  const store = await Store.open(databaseUrls[0]!, { createDatabase: true });
   const nodes: OrbitProcess[] = [];
   const monitors = await Promise.all(args.monitorUrls.map((uri) => mysql.createConnection({ uri })));
   try {

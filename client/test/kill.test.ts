@@ -30,11 +30,8 @@ describe('SIGKILL of the consumer and the server (MySQL)', () => {
   beforeAll(async () => {
     orbitDb = await freshDatabase('mysql');
     inboxDb = await freshDatabase('mysql');
+    // freshDatabase creates both: the Inbox database must exist before the consumer connects to it.
     store = await openStore(orbitDb.url);
-    // The Inbox database must exist before the consumer connects to it.
-    const admin = await mysql.createConnection({ uri: inboxDb.url.slice(0, inboxDb.url.lastIndexOf('/')) });
-    await admin.query(`CREATE DATABASE \`${inboxDb.url.slice(inboxDb.url.lastIndexOf('/') + 1)}\``);
-    await admin.end();
   });
 
   afterAll(async () => {

@@ -87,6 +87,29 @@ describe('settings', () => {
     );
   });
 
+  it('reads create_database as true or false from a flag, the environment or the file; false by default', () => {
+    expect(resolveSettings().createDatabase).toBe(false);
+    expect(resolveSettings({ flags: { create_database: 'true' } }).createDatabase).toBe(true);
+    expect(resolveSettings({ env: { ORBIT_CREATE_DATABASE: 'true' } }).createDatabase).toBe(true);
+    expect(resolveSettings({ file: { path: 'f.yaml', values: { create_database: true } } }).createDatabase).toBe(true);
+    expect(resolveSettings({ env: { ORBIT_CREATE_DATABASE: 'false' }, defaults: { create_database: 'true' } }).createDatabase).toBe(false);
+    expect(() => resolveSettings({ env: { ORBIT_CREATE_DATABASE: 'yes' } })).toThrow(
+      /ORBIT_CREATE_DATABASE must be one of true, false, got "yes"/,
+    );
+    expect(() => resolveSettings({ file: { path: 'f.json', values: { create_database: 1 } } })).toThrow(
+      /create_database in f\.json must be one of true, false, got "1"/,
+    );
+    expect(() => resolveSettings({ file: { path: 'f.json', values: { create_database: { on: true } } } })).toThrow(
+      /create_database in f\.json must be true or false/,
+    );
+  });
+
+  it('shows a database URL it refuses without its password', () => {
+    expect(() => resolveSettings({ flags: { database_url: 'postgres://u:s3cret@h/db' } })).toThrow(
+      new SettingsError('--database must be sqlite:PATH or mysql://user:pass@host:port/db, got "postgres://u:***@h/db"'),
+    );
+  });
+
   it('reads JSON strictly and YAML with unique keys, and names an unreadable file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'orbit-config-unit-'));
     try {

@@ -39,6 +39,8 @@ export interface TlsFiles {
 export interface Settings {
   readonly listen: ListenAddress;
   readonly databaseUrl: string;
+  /** Create a MySQL database that `databaseUrl` names and that does not exist (else opening it fails). */
+  readonly createDatabase: boolean;
   readonly leaseDurationMs: number;
   readonly heartbeatIntervalMs: number;
   readonly idleTimeoutMs: number;
@@ -273,6 +275,10 @@ export interface OtherSetting {
   readonly description: string;
   /** Kept out of `orbit settings` output and logs. */
   readonly secret?: boolean;
+  /** A switch: its flag takes no value (`--create-database`); elsewhere `true` or `false`. */
+  readonly boolean?: boolean;
+  /** The value's name in `orbit COMMAND --help` (`HOST:PORT`, `FILE`). */
+  readonly placeholder?: string;
 }
 
 function other(name: string, fields: Omit<OtherSetting, 'name' | 'env' | 'flag'> & { flag?: string }): OtherSetting {
@@ -281,65 +287,88 @@ function other(name: string, fields: Omit<OtherSetting, 'name' | 'env' | 'flag'>
 
 export const OTHER_SETTINGS: readonly OtherSetting[] = [
   other('listen', {
+    placeholder: 'HOST:PORT',
     fallbackText: '`127.0.0.1:8080`',
     range: '`HOST:PORT` (`[v6]:PORT`); port 0 picks a free port',
     description: 'The HTTP/WebSocket listener.',
   }),
   other('database_url', {
     flag: 'database',
+    placeholder: 'URL',
     fallbackText: '`sqlite:./orbit.db`',
     range: '`sqlite:PATH` or `mysql://user:pass@host:port/db`',
     description: 'The store; migrations are applied at start.',
   }),
+  other('create_database', {
+    boolean: true,
+    fallbackText: '`false` (`orbit dev`: `true`)',
+    range: '`true`, `false` (the flag takes no value)',
+    description:
+      'MySQL: create the database that `database_url` names when it does not exist. Without it a missing database stops the start ' +
+      'with an error naming it, so a typo never opens an empty store. A SQLite file is created in any case (its directory must exist).',
+  }),
   other('allowed_origins', {
+    placeholder: 'ORIGINS',
     fallbackText: '(none)',
     range: 'comma-separated `scheme://host[:port]`',
     description: 'Origins allowed to open event connections besides same-origin and no Origin.',
   }),
   other('log_level', {
+    placeholder: 'LEVEL',
     fallbackText: '`info`',
     range: '`trace`, `debug`, `info`, `warn`, `error`, `fatal`, `silent`',
     description: 'Log level.',
   }),
   other('log_format', {
+    placeholder: 'FORMAT',
     fallbackText: '`json` (`orbit dev`: `pretty`)',
     range: '`json`, `pretty`',
     description: 'JSON lines (pino) or one readable line per entry.',
   }),
   other('metrics', {
+    placeholder: 'MODE',
     fallbackText: '`off`',
     range: '`off`, `open`, `token`',
     description: '`GET /metrics`: not served, served to anyone, or only with `Authorization: Bearer <metrics_token>`.',
   }),
   other('metrics_token', {
+    placeholder: 'TOKEN',
     fallbackText: '(none)',
     range: '16–256 visible ASCII characters',
     description: 'The bearer token `/metrics` requires when `metrics` is `token`.',
     secret: true,
   }),
   other('metrics_listen', {
+    placeholder: 'HOST:PORT',
     fallbackText: '(main listener)',
     range: '`HOST:PORT`',
     description: 'Serve `/metrics` on this separate listener only (requires `metrics` `open` or `token`).',
   }),
   other('tls_cert', {
+    placeholder: 'FILE',
     fallbackText: '(none: plain HTTP)',
     range: 'path of a PEM certificate chain',
     description: 'With `tls_key`: serve HTTPS and WSS directly.',
   }),
-  other('tls_key', { fallbackText: '(none)', range: 'path of a PEM private key', description: 'The key of `tls_cert`.' }),
+  other('tls_key', {
+    placeholder: 'FILE',
+    fallbackText: '(none)',
+    range: 'path of a PEM private key',
+    description: 'The key of `tls_cert`.',
+  }),
   other('config', {
+    placeholder: 'FILE',
     fallbackText: '(none)',
     range: 'path of a JSON (`.json`) or YAML file',
-    description: 'A config file whose keys are the setting names of this table (except `config`).',
+    description: 'A config file whose keys are setting names (those of `orbit settings --markdown` but `config`).',
   }),
 ];
 
 /** Every setting name, in table order. */
 export const SETTING_NAMES: readonly string[] = [
-  ...OTHER_SETTINGS.slice(0, 3).map((s) => s.name),
+  ...OTHER_SETTINGS.slice(0, 4).map((s) => s.name),
   ...INTEGER_SETTINGS.map((s) => s.name),
-  ...OTHER_SETTINGS.slice(3).map((s) => s.name),
+  ...OTHER_SETTINGS.slice(4).map((s) => s.name),
 ];
 
 const BY_NAME = new Map<string, IntegerSetting | OtherSetting>([...INTEGER_SETTINGS, ...OTHER_SETTINGS].map((s) => [s.name, s]));
@@ -371,9 +400,10 @@ export function parseListen(value: string, label = 'listen address'): ListenAddr
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
-function fileText(value: unknown): string | null {
+function fileText(value: unknown, setting: IntegerSetting | OtherSetting): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value === 'boolean' && 'boolean' in setting && setting.boolean) return String(value);
   if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value.join(',');
   return null;
 }
@@ -387,8 +417,12 @@ function fileRaw(file: SettingsInput['file']): Map<string, Raw> {
     if (!BY_NAME.has(key) || key === 'config')
       throw new SettingsError(`unknown setting "${key}" in ${file.path}; known: ${SETTING_NAMES.filter((n) => n !== 'config').join(', ')}`);
     if (value === null || value === undefined) continue;
-    const text = fileText(value);
-    if (text === null) throw new SettingsError(`${label} must be a string or a number, got ${JSON.stringify(value)}`);
+    const setting = BY_NAME.get(key)!;
+    const text = fileText(value, setting);
+    if (text === null)
+      throw new SettingsError(
+        `${label} must be ${'boolean' in setting && setting.boolean ? 'true or false' : 'a string or a number'}, got ${JSON.stringify(value)}`,
+      );
     out.set(key, { text, source: 'file', label });
   }
   return out;
@@ -446,7 +480,9 @@ export function resolveWithSources(input: SettingsInput = {}): Resolved {
   const dbRaw = text('database_url');
   const databaseUrl = dbRaw?.text ?? 'sqlite:./orbit.db';
   if (!/^(sqlite:.+|mysql:\/\/.+)$/.test(databaseUrl))
-    throw new SettingsError(`${dbRaw!.label} must be sqlite:PATH or mysql://user:pass@host:port/db`);
+    throw new SettingsError(
+      `${dbRaw!.label} must be sqlite:PATH or mysql://user:pass@host:port/db, got "${redactDatabaseUrl(databaseUrl)}"`,
+    );
 
   const originsRaw = text('allowed_origins');
   const allowedOrigins = (originsRaw?.text ?? '')
@@ -469,6 +505,7 @@ export function resolveWithSources(input: SettingsInput = {}): Resolved {
   const logLevel = oneOf<LogLevel>('log_level', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info');
   const logFormat = oneOf<LogFormat>('log_format', ['json', 'pretty'], 'json');
   const metrics = oneOf<MetricsMode>('metrics', ['off', 'open', 'token'], 'off');
+  const createDatabase = oneOf('create_database', ['true', 'false'], 'false') === 'true';
 
   const tokenRaw = text('metrics_token');
   const metricsToken = tokenRaw?.text ?? null;
@@ -498,6 +535,7 @@ export function resolveWithSources(input: SettingsInput = {}): Resolved {
     ...numbers,
     listen,
     databaseUrl,
+    createDatabase,
     allowedOrigins,
     logLevel,
     logFormat,
@@ -588,6 +626,7 @@ export function describeSettings(resolved: Resolved): Record<string, { value: un
   const values: Record<string, unknown> = {
     listen: `${s.listen.host.includes(':') ? `[${s.listen.host}]` : s.listen.host}:${s.listen.port}`,
     database_url: redactDatabaseUrl(s.databaseUrl),
+    create_database: s.createDatabase,
     allowed_origins: s.allowedOrigins.join(','),
     log_level: s.logLevel,
     log_format: s.logFormat,

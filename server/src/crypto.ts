@@ -40,11 +40,13 @@ export function newLeaseSecret(): string {
   return encodeBase64url(random(LEASE_SECRET_BYTES));
 }
 
-const TOKEN_PREFIX = 'orbit_';
+export const TOKEN_PREFIX = 'orbit_';
+/** A token's random bytes: 43 base64url characters after the prefix. */
+export const TOKEN_BYTES = 32;
 
 /** A bearer token: a recognizable prefix and 32 random bytes. */
 export function newToken(): string {
-  return TOKEN_PREFIX + encodeBase64url(randomBytes(32));
+  return TOKEN_PREFIX + encodeBase64url(randomBytes(TOKEN_BYTES));
 }
 
 export function sha256Hex(text: string): string {

@@ -177,7 +177,10 @@ export function createOrbit(settings: Settings, options: OrbitOptions = {}): Pro
 }
 
 async function openNode(settings: Settings, options: OrbitOptions): Promise<OrbitNode> {
-  const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
+  const store = await Store.open(settings.databaseUrl, {
+    connectionLimit: settings.databasePoolSize,
+    createDatabase: settings.createDatabase,
+  });
   const orbit = assembleOrbit({ ...options, store, settings });
   return {
     ...orbit,
@@ -248,7 +251,10 @@ export function startServer(settings: Settings, log?: Log): Promise<RunningServe
 }
 
 export async function startNode(settings: Settings, log?: Log): Promise<RunningNode> {
-  const store = await Store.open(settings.databaseUrl, { connectionLimit: settings.databasePoolSize });
+  const store = await Store.open(settings.databaseUrl, {
+    connectionLimit: settings.databasePoolSize,
+    createDatabase: settings.createDatabase,
+  });
   const orbit = assembleOrbit({ store, settings, ...(log ? { log } : {}) });
   const scheme = settings.tls ? 'https' : 'http';
   const server = serve(orbit.app.fetch, settings);

@@ -1,7 +1,8 @@
 /**
  * The operations console (docs/console.md) in a real browser: Debian's Chromium, driven by
- * playwright-core. Data is created through the API on the SQLite store; the browser enters the
- * token, lists the queue's subscriptions page by page, pauses a subscription (with a lost answer,
+ * playwright-core. Data is created through the API on the SQLite store; the login page's hint is
+ * a command an installed server has, and running it mints a token the API accepts; the browser
+ * enters the token, lists the queue's subscriptions page by page, pauses a subscription (with a lost answer,
  * retried under the same Idempotency-Key), meets a STATE_CONFLICT and reloads, reads a delivery's
  * raw result, retries an EXPIRED delivery and draws the backlog. Every effect is checked through
  * the API. Screenshots go to docs/images/console-*.png.
@@ -30,7 +31,7 @@ import { CONSOLE_CSP, consoleRoutes } from '../src/console/routes.ts';
 import { assembleOrbit, type OrbitNode } from '../src/server.ts';
 import type { BootstrapResult } from '../src/store/principal.ts';
 import { Store } from '../src/store/store.ts';
-import { ALL_PERMISSIONS, api, eventually, freshDatabase, type TestDatabase, TestSocket } from '@orbit/testing';
+import { ALL_PERMISSIONS, api, eventually, freshDatabase, runOrbit, type TestDatabase, TestSocket } from '@orbit/testing';
 
 const CHROMIUM = '/usr/bin/chromium';
 // Screenshots go to docs/images only when asked (ORBIT_UPDATE_SCREENSHOTS=1), so a test run never
@@ -226,6 +227,22 @@ describe('operations console in Chromium (sqlite)', () => {
     // Dot segments are resolved before routing and leave /console altogether.
     for (const path of ['/console/../package.json', '/console/%2e%2e/server/package.json']) {
       expect((await fetch(base + path)).status, path).toBe(404);
+    }
+  });
+
+  it('tells how to make a token with a command that an installed server has, and that command works', async () => {
+    await page.goto(`${base}/console`);
+    await page.getByRole('heading', { name: 'Enter an API token' }).waitFor();
+    const commands = await page.locator('#token-help code').allTextContents();
+    expect(commands.length).toBeGreaterThan(0);
+    for (const command of commands) {
+      // `npx orbit` is the installed package's bin (ORBIT_BIN); npm start and the repository's scripts are not there.
+      expect(command).toMatch(/^npx orbit /);
+      const run = await runOrbit([...command.replace(/^npx orbit /, '').split(/\s+/), '--database', db.url]);
+      expect(run.code, `${command}: ${run.stderr}`).toBe(0);
+      const made = JSON.parse(run.stdout) as BootstrapResult;
+      const queue = Object.values(made.queue_ids)[0]!;
+      expect((await api(base, 'GET', `/v1/subscriptions?queue_id=${queue}`, { token: made.token })).status).toBe(200);
     }
   });
 

@@ -24,7 +24,9 @@ export interface TestDatabase {
 
 /**
  * A new, empty database: a temp SQLite file, or a uniquely named MySQL database (`prefix_<hex>`
- * on the server at `mysqlRoot`). The benchmark uses it too, with its own prefix and server.
+ * on the server at `mysqlRoot`), created here as an operator would (Orbit refuses a missing MySQL
+ * database unless told to create it: docs/operations.md). The benchmark uses it too, with its own
+ * prefix and server.
  */
 export async function freshDatabase(kind: StoreKind, options: { prefix?: string; mysqlRoot?: string } = {}): Promise<TestDatabase> {
   const prefix = options.prefix ?? 'orbit_t';
@@ -38,18 +40,41 @@ export async function freshDatabase(kind: StoreKind, options: { prefix?: string;
   // The server URL may carry options (`?socketPath=…` for a local server's Unix socket).
   const url = new URL(root);
   url.pathname = `/${name}`;
+  await onServer(root, `CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
   return {
     url: url.toString(),
     name,
-    async drop() {
-      const conn = await mysql.createConnection({ uri: root });
-      try {
-        await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      } finally {
-        await conn.end();
-      }
-    },
+    drop: () => onServer(root, `DROP DATABASE IF EXISTS \`${name}\``),
   };
+}
+
+/** A name for a MySQL database that does not exist (nothing creates it): what a typo in a URL gives. */
+export function missingMysqlDatabase(prefix = 'orbit_missing'): { url: string; name: string } {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const url = new URL(MYSQL_ROOT);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name };
+}
+
+/** Runs one statement on the MySQL server at `root` (no database selected). */
+async function onServer(root: string, sql: string): Promise<void> {
+  const conn = await mysql.createConnection({ uri: root });
+  try {
+    await conn.query(sql);
+  } finally {
+    await conn.end();
+  }
+}
+
+/** Whether the MySQL server at `root` (default MYSQL_ROOT) has a database named `name`. */
+export async function mysqlDatabaseExists(name: string, root = MYSQL_ROOT): Promise<boolean> {
+  const conn = await mysql.createConnection({ uri: root });
+  try {
+    const [rows] = await conn.query('SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?', [name]);
+    return (rows as unknown[]).length > 0;
+  } finally {
+    await conn.end();
+  }
 }
 
 /**

@@ -4,7 +4,16 @@
  * servers and real `orbit` processes, the checked management API helper, setup shortcuts, and the
  * one raw orbit.events.v1 test client.
  */
-export { freshDatabase, MYSQL_ROOT, openStore, STORES, type StoreKind, type TestDatabase } from './databases.ts';
+export {
+  freshDatabase,
+  missingMysqlDatabase,
+  MYSQL_ROOT,
+  mysqlDatabaseExists,
+  openStore,
+  STORES,
+  type StoreKind,
+  type TestDatabase,
+} from './databases.ts';
 export type { Store } from '../../server/src/internal.ts';
 export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
 export { type ApiResponse, api } from './http.ts';

@@ -58,15 +58,17 @@ export interface OrbitProcess {
 /**
  * Starts `orbit serve ARGS` and resolves with the URL of its "orbit is serving" line (http or
  * https). `launcher` is what Node runs before `serve`: the CLI by default, or node flags and
- * another entry point (the benchmark's GC-instrumented launcher).
+ * another entry point (the benchmark's GC-instrumented launcher). `command` may be `dev` instead
+ * (with `--log-format json`, so that the line is found).
  */
 export async function serveOrbit(
   args: string[],
   env: Record<string, string> = {},
   timeoutMs = 20_000,
   launcher: readonly string[] = [ORBIT_BIN],
+  command: 'serve' | 'dev' = 'serve',
 ): Promise<OrbitProcess> {
-  const child = spawn(process.execPath, [...launcher, 'serve', ...args], {
+  const child = spawn(process.execPath, [...launcher, command, ...args], {
     env: { ...cleanEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -4,37 +4,57 @@
  * the database (no API credential involved). Output never contains a digest; a token only once,
  * from `rotate`. A bad flag or an unknown id exits with 2 before anything is written.
  */
-import { parseArgs } from 'node:util';
 import type { CredentialInfo } from '../store/principal.ts';
 import { iso } from '../wire/json.ts';
-import { Store } from '../store/store.ts';
-import { UsageError } from './usage.ts';
+import type { Store } from '../store/store.ts';
+import { DATABASE_OPTIONS, openStore } from './options.ts';
+import { type Form, parseForm, UsageError } from './usage.ts';
 import { PATTERNS } from '@orbit/generated';
 
-type DatabaseUrl = (v: { database?: string | undefined; config?: string | undefined }) => string;
-
-/** Where the command's database is: `--database`, `--config`, or the environment. */
+/** Where the command's database is: `--database`, `--create-database`, `--config`, or the environment. */
 interface DatabaseOptions {
   readonly database?: string;
   readonly config?: string;
+  readonly createDatabase?: true;
 }
-
-/** The usage lines of the three commands, laid out like the others (description from column 56). */
-export const CREDENTIALS_USAGE = [
-  ['credentials list [--namespace NAME] [--json]', 'the credentials (never a token or a digest)'],
-  ['credentials revoke CREDENTIAL_ID [--json]', 'HTTP answers 401 for its token from now on'],
-  [
-    'credentials rotate CREDENTIAL_ID [--grace-seconds N] [--json]',
-    'a new token for the same id; the old one works N more seconds (default 0)',
-  ],
-]
-  .map(([command, what]) => (command!.length < 52 ? `${command!.padEnd(54)}${what}` : `${command}\n${' '.repeat(56)}${what}`))
-  .join('\n  ');
 
 /** The longest grace period a rotation may give the old token: 30 days. */
 const MAX_GRACE_SECONDS = 30 * 24 * 3600;
 
-const COMMON = { database: { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } } as const;
+const COMMON = {
+  json: { type: 'boolean', help: 'Print JSON instead of text.' },
+  ...DATABASE_OPTIONS,
+} as const;
+
+const LIST = {
+  name: 'credentials list',
+  summary: 'list the credentials, oldest first: ids, scope and state, never a token or a digest',
+  options: { namespace: { type: 'string', value: 'NAME', help: 'Only the credentials of this namespace.' }, ...COMMON },
+} as const satisfies Form;
+
+const REVOKE = {
+  name: 'credentials revoke',
+  summary: 'revoke a credential: HTTP answers 401 for its token from now on (within 1 s on every node)',
+  positionals: 'CREDENTIAL_ID',
+  options: COMMON,
+} as const satisfies Form;
+
+const ROTATE = {
+  name: 'credentials rotate',
+  summary: 'give a credential a new token (printed once); its id, permissions, queues and subscriptions stay',
+  positionals: 'CREDENTIAL_ID',
+  options: {
+    'grace-seconds': {
+      type: 'string',
+      value: 'N',
+      help: `How long the old token keeps working: 0 to ${MAX_GRACE_SECONDS} seconds. Default 0 (it stops at once).`,
+    },
+    ...COMMON,
+  },
+} as const satisfies Form;
+
+/** The three forms of `orbit credentials`, for the parser and the help alike. */
+export const CREDENTIALS_FORMS: readonly Form[] = [LIST, REVOKE, ROTATE];
 
 function credentialId(positionals: string[], command: string): string {
   if (positionals.length !== 1) throw new UsageError(`orbit credentials ${command} takes exactly one CREDENTIAL_ID`);
@@ -43,9 +63,9 @@ function credentialId(positionals: string[], command: string): string {
   return id;
 }
 
-/** Runs `body` on the opened store and closes it; `Store.open` applies pending migrations. */
-async function withStore<T>(values: DatabaseOptions, databaseUrl: DatabaseUrl, body: (store: Store) => Promise<T>): Promise<T> {
-  const store = await Store.open(databaseUrl(values));
+/** Runs `body` on the opened store and closes it; opening applies pending migrations. */
+async function withStore<T>(where: DatabaseOptions, body: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore({ database: where.database, config: where.config, 'create-database': where.createDatabase });
   try {
     return await body(store);
   } finally {
@@ -92,16 +112,21 @@ export type CredentialsRequest =
   | { readonly command: 'revoke'; readonly id: string; readonly json: boolean; readonly where: DatabaseOptions }
   | { readonly command: 'rotate'; readonly id: string; readonly graceMs: number; readonly json: boolean; readonly where: DatabaseOptions };
 
-const where = (values: { database?: string | undefined; config?: string | undefined }): DatabaseOptions => ({
+const where = (values: {
+  database?: string | undefined;
+  config?: string | undefined;
+  'create-database'?: boolean | undefined;
+}): DatabaseOptions => ({
   ...(values.database !== undefined ? { database: values.database } : {}),
   ...(values.config !== undefined ? { config: values.config } : {}),
+  ...(values['create-database'] ? { createDatabase: true as const } : {}),
 });
 
 /** Checks the command line without touching the database: a UsageError (or parseArgs' error) for anything wrong. */
 export function parseCredentialsArgs(args: readonly string[]): CredentialsRequest {
   const [command, ...rest] = args;
   if (command === 'list') {
-    const { values } = parseArgs({ args: rest, options: { ...COMMON, namespace: { type: 'string' } }, strict: true });
+    const { values } = parseForm(LIST, rest);
     if (values.namespace === '') throw new UsageError('--namespace needs a NAME');
     return {
       command,
@@ -111,16 +136,11 @@ export function parseCredentialsArgs(args: readonly string[]): CredentialsReques
     };
   }
   if (command === 'revoke') {
-    const { values, positionals } = parseArgs({ args: rest, options: COMMON, strict: true, allowPositionals: true });
+    const { values, positionals } = parseForm(REVOKE, rest);
     return { command, id: credentialId(positionals, command), json: values.json === true, where: where(values) };
   }
   if (command === 'rotate') {
-    const { values, positionals } = parseArgs({
-      args: rest,
-      options: { ...COMMON, 'grace-seconds': { type: 'string' } },
-      strict: true,
-      allowPositionals: true,
-    });
+    const { values, positionals } = parseForm(ROTATE, rest);
     const id = credentialId(positionals, command);
     const grace = values['grace-seconds'] ?? '0';
     if (!/^(0|[1-9][0-9]{0,9})$/.test(grace) || Number(grace) > MAX_GRACE_SECONDS)
@@ -130,8 +150,8 @@ export function parseCredentialsArgs(args: readonly string[]): CredentialsReques
   throw new UsageError(command ? `unknown credentials command "${command}"` : 'orbit credentials needs a command: list, revoke or rotate');
 }
 
-async function list(request: Extract<CredentialsRequest, { command: 'list' }>, databaseUrl: DatabaseUrl): Promise<void> {
-  const credentials = await withStore(request.where, databaseUrl, (store) =>
+async function list(request: Extract<CredentialsRequest, { command: 'list' }>): Promise<void> {
+  const credentials = await withStore(request.where, (store) =>
     store.listCredentials(request.namespace === undefined ? {} : { namespace: request.namespace }),
   );
   if (credentials === null) throw new UsageError(`no namespace named "${request.namespace}" in this database`, { showUsage: false });
@@ -144,8 +164,8 @@ async function list(request: Extract<CredentialsRequest, { command: 'list' }>, d
   );
 }
 
-async function revoke({ id, json, where }: Extract<CredentialsRequest, { command: 'revoke' }>, databaseUrl: DatabaseUrl): Promise<void> {
-  const outcome = await withStore(where, databaseUrl, async (store) => {
+async function revoke({ id, json, where }: Extract<CredentialsRequest, { command: 'revoke' }>): Promise<void> {
+  const outcome = await withStore(where, async (store) => {
     const [found] = (await store.listCredentials({ id })) ?? [];
     if (!found) throw unknown(id);
     if (found.revokedAt !== null) return { credential_id: id, revoked_at: iso(found.revokedAt), already_revoked: true };
@@ -162,11 +182,8 @@ async function revoke({ id, json, where }: Extract<CredentialsRequest, { command
     );
 }
 
-async function rotate(
-  { id, graceMs, json, where }: Extract<CredentialsRequest, { command: 'rotate' }>,
-  databaseUrl: DatabaseUrl,
-): Promise<void> {
-  const outcome = await withStore(where, databaseUrl, (store) => store.rotateCredential(id, graceMs));
+async function rotate({ id, graceMs, json, where }: Extract<CredentialsRequest, { command: 'rotate' }>): Promise<void> {
+  const outcome = await withStore(where, (store) => store.rotateCredential(id, graceMs));
   if (outcome.kind === 'unknown') throw unknown(id);
   if (outcome.kind === 'revoked')
     throw new UsageError(`credential ${id} was revoked at ${iso(outcome.revokedAt)}; a revoked credential cannot be rotated`, {
@@ -184,9 +201,9 @@ async function rotate(
     );
 }
 
-export function credentialsCommand(args: string[], databaseUrl: DatabaseUrl): Promise<void> {
+export function credentialsCommand(args: string[]): Promise<void> {
   const request = parseCredentialsArgs(args);
-  if (request.command === 'list') return list(request, databaseUrl);
-  if (request.command === 'revoke') return revoke(request, databaseUrl);
-  return rotate(request, databaseUrl);
+  if (request.command === 'list') return list(request);
+  if (request.command === 'revoke') return revoke(request);
+  return rotate(request);
 }

@@ -5,14 +5,14 @@
  * of a file (spec/README.md, Batch publish), each read by the HTTP seam's own `publishInput`.
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { isCanonicalUint64, parseStrict, RawJson, stringify } from '@orbit/spec/codec';
 import { MAX_BATCH_ITEMS } from '@orbit/spec/protocol';
 import { EVENT_TYPES, type EventType } from '../domain/subscription.ts';
 import { eventJson } from '../wire/json.ts';
-import { Store, type ResultInput } from '../store/store.ts';
+import type { ResultInput, Store } from '../store/store.ts';
 import { publishInput } from '../http/results.ts';
-import { UsageError } from './usage.ts';
+import { DATABASE_OPTIONS, openStore } from './options.ts';
+import { type Form, parseForm, UsageError } from './usage.ts';
 import { PATTERNS, RAW_JSON_PATHS, validatePublishResultRequest } from '@orbit/generated';
 
 function jsonArgument(name: string, text: string): RawJson {
@@ -71,9 +71,17 @@ export function batchInputs(queueId: string, text: string): ResultInput[] {
   return inputs;
 }
 
-/** `--batch FILE` (`-` is stdin): appends in transactions of up to MAX_BATCH_ITEMS and prints one `{event}` line per result. */
-async function publishBatch(store: Store, queueId: string, file: string): Promise<void> {
-  const inputs = batchInputs(queueId, readFileSync(file === '-' ? 0 : file, 'utf8'));
+/** The text of `--batch FILE` (`-` is stdin); a file that cannot be read is a usage error naming it. */
+function readBatch(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--batch: cannot read ${file === '-' ? 'stdin' : `"${file}"`}: ${(error as Error).message}`, { showUsage: false });
+  }
+}
+
+/** Appends a batch's results in transactions of up to MAX_BATCH_ITEMS and prints one `{event}` line per result. */
+async function publishBatch(store: Store, queueId: string, inputs: readonly ResultInput[]): Promise<void> {
   if (!(await store.queueExists(queueId))) throw new Error(`queue ${queueId} does not exist`);
   for (let from = 0; from < inputs.length; from += MAX_BATCH_ITEMS) {
     const rows = await store.appendResults(inputs.slice(from, from + MAX_BATCH_ITEMS));
@@ -81,27 +89,32 @@ async function publishBatch(store: Store, queueId: string, file: string): Promis
   }
 }
 
-export async function publishCommand(
-  args: string[],
-  databaseUrl: (v: { database?: string | undefined; config?: string | undefined }) => string,
-): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      'queue-id': { type: 'string' },
-      type: { type: 'string' },
-      'task-id': { type: 'string' },
-      'task-revision': { type: 'string', default: '1' },
-      details: { type: 'string' },
-      result: { type: 'string' },
-      'effect-uncertain': { type: 'boolean' },
-      'current-attempt-id': { type: 'string' },
-      batch: { type: 'string' },
-      database: { type: 'string' },
-      config: { type: 'string' },
+export const PUBLISH_FORM = {
+  name: 'publish',
+  summary: 'append one result, or the results of a file, to a queue (no credential involved; no idempotency receipts)',
+  options: {
+    'queue-id': { type: 'string', value: 'ID', required: true, help: 'The queue (32 lower-case hex characters).' },
+    type: { type: 'string', value: 'T', help: `One result: its type, one of ${EVENT_TYPES.join(', ')}.` },
+    'task-id': { type: 'string', value: 'ID', help: 'One result: the task (32 lower-case hex characters).' },
+    'task-revision': { type: 'string', value: 'N', default: '1', help: 'One result: the task revision (a canonical uint64).' },
+    details: { type: 'string', value: 'JSON', help: 'One result: its details, a strict JSON object.' },
+    result: { type: 'string', value: 'JSON', help: 'One result: its result, strict JSON (big integers kept exactly).' },
+    'effect-uncertain': { type: 'boolean', help: 'One result: the task may have had its effect although it failed.' },
+    'current-attempt-id': { type: 'string', value: 'ID', help: 'One result: the attempt it reports (32 lower-case hex characters).' },
+    batch: {
+      type: 'string',
+      value: 'FILE',
+      help:
+        'Instead of one result, the results of FILE (- for stdin): a JSON array of PublishResultRequest bodies, or one per line. ' +
+        `Every one is checked before any is written; they are appended in transactions of up to ${MAX_BATCH_ITEMS}.`,
     },
-    strict: true,
-  });
+    ...DATABASE_OPTIONS,
+  },
+  notes: ['Prints one {"event": ...} line per appended result.'],
+} as const satisfies Form;
+
+export async function publishCommand(args: string[]): Promise<void> {
+  const { values } = parseForm(PUBLISH_FORM, args);
   const queueId = values['queue-id'];
   const taskId = values['task-id'];
   if (!queueId || !PATTERNS.id.test(queueId)) throw new UsageError('--queue-id must be 32 lower-case hex characters');
@@ -109,9 +122,10 @@ export async function publishCommand(
     const single = ['type', 'task-id', 'details', 'result', 'effect-uncertain', 'current-attempt-id'] as const;
     const mixed = single.find((name) => values[name] !== undefined);
     if (mixed) throw new UsageError(`--batch takes every result from the file; --${mixed} is not allowed with it`);
-    const store = await Store.open(databaseUrl(values));
+    const inputs = batchInputs(queueId, readBatch(values.batch));
+    const store = await openStore(values);
     try {
-      await publishBatch(store, queueId, values.batch);
+      await publishBatch(store, queueId, inputs);
     } finally {
       await store.close();
     }
@@ -127,7 +141,7 @@ export async function publishCommand(
     throw new UsageError('--current-attempt-id must be 32 lower-case hex characters');
   const details = values.details === undefined ? undefined : jsonArgument('details', values.details);
   if (details && !details.text.startsWith('{')) throw new UsageError('--details must be a JSON object');
-  const store = await Store.open(databaseUrl(values));
+  const store = await openStore(values);
   try {
     if (!(await store.queueExists(queueId))) throw new Error(`queue ${queueId} does not exist`);
     const [row] = await store.appendResults([

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { newToken } from '../crypto.ts';
 import { createLogger, prettyLine, scrub } from './log.ts';
 
 function capture(options: Parameters<typeof createLogger>[0] = {}) {
@@ -48,6 +49,31 @@ describe('logger', () => {
     expect(entry.headers.authorization).toBe('[redacted]');
     expect(entry.nested.deeper.token_digest).toBe('[redacted]');
     expect(scrub('Authorization: Bearer abc.def')).toBe('Authorization: Bearer [redacted]');
+  });
+
+  it('masks every token newToken mints, wherever it stands in a line', () => {
+    for (let i = 0; i < 200; i++) {
+      const token = newToken();
+      for (const line of [token, `"${token}"`, `token=${token}&x=1`, `bad token ${token}.`, `(${token})`]) {
+        expect(scrub(line), line).not.toContain(token.slice('orbit_'.length));
+        expect(scrub(line)).toContain('orbit_[redacted]');
+      }
+    }
+  });
+
+  it('keeps names that only start with orbit_: databases, metrics, and a startup line with them', () => {
+    const names = [
+      'mysql://root@127.0.0.1:3306/orbit_x',
+      'mysql://root@127.0.0.1:3306/orbit_test',
+      'mysql://orbit:***@db:3306/orbit_integration_tests_eu_west',
+      `mysql://root@127.0.0.1:3306/orbit_${'a'.repeat(44)}`,
+      'sqlite:/var/lib/orbit/orbit_production_database_2026.db',
+      'orbit_publish_to_deliver_seconds_bucket',
+    ];
+    for (const name of names) expect(scrub(name)).toBe(name);
+    const { log, lines } = capture();
+    log('info', 'orbit is serving', { database: names[2] });
+    expect(JSON.parse(lines[0]!).database).toBe(names[2]);
   });
 
   it('formats readable lines for orbit dev', () => {

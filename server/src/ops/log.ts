@@ -6,10 +6,12 @@
  *
  * Secrets never reach the output, twice over: known field names (tokens, lease secrets, digests,
  * authorization headers) are redacted by pino's `redact`, and every written line is scrubbed of
- * anything shaped like a bearer token or an `Authorization` value, in case one hides in a message.
+ * anything shaped exactly like an Orbit token or a `Bearer` value, in case one hides in a message.
+ * Database URLs come redacted already (`redactDatabaseUrl`: the password) and keep their names.
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from '../config.ts';
+import { TOKEN_BYTES, TOKEN_PREFIX } from '../crypto.ts';
 
 export type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 export type Log = (level: Level, message: string, fields?: Record<string, unknown>) => void;
@@ -33,9 +35,16 @@ export const REDACT_PATHS = SECRET_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}
 
 const CENSOR = '[redacted]';
 
-/** Orbit bearer tokens (`orbit_` + 43 base64url characters) and any `Bearer …` value. */
+/**
+ * An Orbit bearer token exactly as `newToken` mints it: the prefix and the base64url text of its
+ * random bytes (43 characters), not followed by another base64url character. Anything looser would
+ * also take names that merely start with the prefix (a database `orbit_integration_tests_eu_west`).
+ */
+const TOKEN = new RegExp(`${TOKEN_PREFIX}[A-Za-z0-9_-]{${Math.ceil((TOKEN_BYTES * 8) / 6)}}(?![A-Za-z0-9_-])`, 'g');
+
+/** Orbit bearer tokens and any `Bearer …` value. */
 export function scrub(line: string): string {
-  return line.replace(/orbit_[A-Za-z0-9_-]{20,}/g, `orbit_${CENSOR}`).replace(/(Bearer\s+)[^\s",]+/gi, `$1${CENSOR}`);
+  return line.replace(TOKEN, `${TOKEN_PREFIX}${CENSOR}`).replace(/(Bearer\s+)[^\s",]+/gi, `$1${CENSOR}`);
 }
 
 const LEVEL_LABEL: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };

@@ -178,12 +178,16 @@ export function numOrNull(value: unknown): number | null {
 
 /** A database URL fit for logs and errors: a MySQL password is replaced by `***`. */
 export function redactDatabaseUrl(url: string): string {
-  if (!url.startsWith('mysql://')) return url;
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'mysql://(unparsable url)';
+  if (url.startsWith('mysql://')) {
+    try {
+      const parsed = new URL(url);
+      if (parsed.password) parsed.password = '***';
+      return parsed.toString();
+    } catch {
+      // Not a URL: masked by its shape below.
+    }
   }
+  // Any `scheme://user:password@…` (an unparsable or unsupported URL still names the user's text):
+  // everything between `user:` and the last `@` goes.
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:).*@/i, '$1***@');
 }

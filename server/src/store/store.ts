@@ -13,7 +13,7 @@ import type { SubscriptionRecord } from '../domain/subscription.ts';
 import type { HistoryRecord, ResultRecord, SessionRecord } from './records.ts';
 import { expireReceipts, scopeOf, type StoredAnswer, type WriteKey, type Written } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
-import { openDatabase } from './open.ts';
+import { openDatabase, type OpenOptions } from './open.ts';
 import { highestAppended, MAX_GROUP_BYTES, publishAll, publishWeight, type PublishOutcome, type PublishRequest } from './publish.ts';
 import type { Page } from './paging.ts';
 import * as principals from './principal.ts';
@@ -36,6 +36,7 @@ export type { Page } from './paging.ts';
 export type { Readiness } from './health.ts';
 export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
 export type { PublishOutcome };
+export { DatabaseOpenError } from './open.ts';
 
 async function deploymentSecret(db: Database): Promise<string> {
   await db.transaction(async (tx) => {
@@ -74,8 +75,11 @@ export class Store {
     readonly migrations: MigrationReport,
   ) {}
 
-  /** Opens the database, applies pending migrations and loads the deployment secret. */
-  static async open(url: string, options: { connectionLimit?: number } = {}): Promise<Store> {
+  /**
+   * Opens the database, applies pending migrations and loads the deployment secret. A missing MySQL
+   * database is refused unless `createDatabase` is set (see `open.ts`).
+   */
+  static async open(url: string, options: OpenOptions = {}): Promise<Store> {
     const db = new TrackedDatabase(await openDatabase(url, options));
     try {
       const report = await migrate(db);

@@ -21,7 +21,7 @@ describe('causal reads across Galera nodes', () => {
   const sockets: TestSocket[] = [];
 
   beforeAll(async () => {
-    database = clusterDatabase();
+    database = await clusterDatabase();
     store = await Store.open(database.urls[0]!);
     for (const url of database.urls) {
       servers.push(

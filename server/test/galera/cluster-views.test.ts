@@ -10,7 +10,7 @@ import { clusterDatabase } from './cluster.ts';
 
 describe('connected sessions across three Galera nodes', () => {
   it('every node lists every session and counts it once; a killed node’s sessions leave within the node timeout', async () => {
-    const database = clusterDatabase();
+    const database = await clusterDatabase();
     const store = await Store.open(database.urls[0]!);
     try {
       await crossNodeViews(database.urls, store);

@@ -40,9 +40,10 @@ export interface ClusterDatabase {
   drop(): Promise<void>;
 }
 
-/** A uniquely named, not yet created database; every node's URL for it. */
-export function clusterDatabase(prefix = 'orbit_g'): ClusterDatabase {
+/** A uniquely named database, created through node 1 (replicated to all); every node's URL for it. */
+export async function clusterDatabase(prefix = 'orbit_g'): Promise<ClusterDatabase> {
   const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  await onNode(0, (conn) => conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`));
   return {
     name,
     urls: NODE_URLS.map((url) => `${url}/${name}`),

@@ -158,7 +158,7 @@ describe('Orbit on a three-node Galera cluster with a database node and an Orbit
   let verifier: mysql.Connection;
 
   beforeAll(async () => {
-    database = clusterDatabase();
+    database = await clusterDatabase();
     store = await Store.open(database.urls[0]!);
     for (const url of database.urls) nodes.push(await spawnServer(url, ENV));
     verifier = await mysql.createConnection({ uri: `${NODE_URLS[0]}/${database.name}`, supportBigNumbers: true, bigNumberStrings: true });

@@ -16,7 +16,7 @@ describe('locked decisions across Galera nodes', () => {
   const servers: TestServer[] = [];
 
   beforeAll(async () => {
-    database = clusterDatabase();
+    database = await clusterDatabase();
     for (const url of database.urls) servers.push(await startTestServer('mysql', {}, { url, name: database.name, drop: async () => {} }));
   });
   afterAll(async () => {

@@ -18,7 +18,7 @@ describe('migrations on a three-node Galera cluster', () => {
 
   // Several rounds: one round that happens not to overlap would prove nothing.
   it.each([1, 2, 3])('three nodes starting together apply the chain once (round %i)', async () => {
-    const database = clusterDatabase();
+    const database = await clusterDatabase();
     databases.push(database);
     await migrateTogether(database.urls, 'mysql');
     for (const node of [0, 1, 2]) {

@@ -93,7 +93,7 @@ export async function subscriptionsView(ctx, queueId) {
       h(
         'p',
         { id: 'queue-help', class: 'help' },
-        "The 32-character id of a queue in this token's scope (npm start prints the demo queue_id).",
+        "The 32-character id of a queue in this token's scope (orbit bootstrap --json prints it as queue_ids).",
       ),
     ),
     h('div', { class: 'form-row form-row-narrow' }, h('label', { for: 'page-size' }, 'Per page'), limitSelect),

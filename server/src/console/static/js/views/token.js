@@ -43,9 +43,12 @@ export function tokenView(ctx) {
       h(
         'p',
         { id: 'token-help', class: 'help' },
-        'A bearer token of this server (for example the demo token that ',
-        h('code', null, 'npm start'),
-        " prints). It needs events:read to look and events:manage to act. It is kept in this tab's sessionStorage only and forgotten when the tab closes.",
+        // A command that works wherever the server is installed (`npm start` exists only in the
+        // repository); server/test/console.test.ts runs it as shown.
+        'A bearer token of this server. Make one where the server is installed: ',
+        h('code', null, 'npx orbit bootstrap --namespace NAMESPACE --application APP --queue QUEUE --event-access --json'),
+        ", with the server's --database URL or --config FILE. ",
+        "It needs events:read to look and events:manage to act. It is kept in this tab's sessionStorage only and forgotten when the tab closes.",
       ),
     ),
     problem,
