@@ -50,9 +50,6 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
     orbitDb = await freshDatabase('mysql');
     inboxDb = await freshDatabase('mysql');
     store = await openStore(orbitDb.url);
-    const admin = await mysql.createConnection({ uri: inboxDb.url.slice(0, inboxDb.url.lastIndexOf('/')) });
-    await admin.query(`CREATE DATABASE \`${inboxDb.url.slice(inboxDb.url.lastIndexOf('/') + 1)}\``);
-    await admin.end();
     for (let i = 0; i < 3; i++) ports.push(await freePort());
     await Promise.all(ports.map(async (port, i) => (nodes[i] = await spawnServer(orbitDb.url, SERVER_ENV, 20_000, `127.0.0.1:${port}`))));
   });

@@ -16,7 +16,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
 import {
@@ -70,9 +69,6 @@ describe('an Orbit node cut from its database while its clients stay connected (
       throw new Error('this test needs root, iproute2 and socat (apt-get install -y socat)');
     database = await freshDatabase('mysql');
     const name = database.url.slice(database.url.lastIndexOf('/') + 1);
-    const admin = await mysql.createConnection({ uri: database.url.slice(0, database.url.lastIndexOf('/')) });
-    await admin.query(`CREATE DATABASE \`${name}\``);
-    await admin.end();
     store = await Store.open(database.url);
 
     ip('netns', 'add', ns);

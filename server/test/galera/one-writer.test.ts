@@ -15,7 +15,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
 import { eventually, freePort, freshDatabase, type ServerProcess, spawnServer, TASK, type TestDatabase } from '@orbit/testing';
-import { clusterDatabase, galera, NODE_URLS, onNode, type ClusterDatabase } from './cluster.ts';
+import { clusterDatabase, galera, NODE_URLS, type ClusterDatabase } from './cluster.ts';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const CONFIG = fileURLToPath(new URL('../../../deploy/haproxy/galera-writer.cfg', import.meta.url));
@@ -51,12 +51,8 @@ describe('Orbit through one Galera writer behind HAProxy, with the writer killed
   beforeAll(async () => {
     // npm test installs it (scripts/test.mjs), and .ci/run runs npm test before this suite.
     if (!existsSync(HAPROXY)) throw new Error(`${HAPROXY} is missing; install it with: apt-get install -y haproxy`);
-    database = clusterDatabase();
-    await onNode(0, (conn) => conn.query(`CREATE DATABASE \`${database.name}\``));
+    database = await clusterDatabase();
     inboxDb = await freshDatabase('mysql');
-    const admin = await mysql.createConnection({ uri: inboxDb.url.slice(0, inboxDb.url.lastIndexOf('/')) });
-    await admin.query(`CREATE DATABASE \`${inboxDb.url.slice(inboxDb.url.lastIndexOf('/') + 1)}\``);
-    await admin.end();
     const listen = `127.0.0.1:${await freePort()}`;
     proxyUrl = `mysql://root@${listen}`;
     balancer = spawn(HAPROXY, ['-db', '-f', CONFIG], {
