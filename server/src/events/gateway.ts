@@ -4,6 +4,10 @@
  * Authorization header only, no query string, same-origin or allowed Origin, the `orbit.events.v1`
  * subprotocol, `events:consume`, and at most `maxConnections` per node. A refusal is an HTTP
  * response with the envelope. Accepted sockets become sessions fed by one claim pool per node.
+ *
+ * Longer than 400 lines: besides the upgrade, it is the node's one view of its connections, and
+ * each part needs all of them: the node's row and heartbeat (and closing every session when the
+ * heartbeat cannot reach the database), the head poll that wakes them, the lanes, and shutdown.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import { hostname } from 'node:os';

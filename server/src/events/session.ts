@@ -7,6 +7,9 @@
  * write timeout ends the connection. Capacity is decided by the database (the `sessions` row and
  * the leases it holds); every claim and ACK acts on authorization at most one second stale
  * (`access.ts`).
+ *
+ * Longer than 400 lines: one connection's state machine (hello, frames in, the turn's frames out
+ * in their fixed order, close) reads as one piece; the decisions it applies live in domain/.
  */
 import { CLOSE_CODES, ERROR_TABLE, type ErrorCode, OrbitError } from '@orbit/spec/errors';
 import type { Settings } from '../config.ts';
