@@ -299,7 +299,7 @@ describe('event engine hardening on mysql only', () => {
     await eventually(
       async () => {
         const [rows] = await sql.query<mysql.RowDataPacket[]>(
-          "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND info LIKE '%FOR UPDATE%'",
+          "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND db = DATABASE() AND info LIKE '%FOR UPDATE%'",
         );
         return Number(rows[0]!.n) >= n;
       },

@@ -46,7 +46,7 @@ describe('a lease that ends before its frame is sent (mysql: a row lock stalls t
         await eventually(
           async () => {
             const [rows] = await sql.query<mysql.RowDataPacket[]>(
-              "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND info LIKE '%UPDATE sessions%'",
+              "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND db = DATABASE() AND info LIKE '%UPDATE sessions%'",
             );
             return Number(rows[0]!.n) >= 1;
           },
