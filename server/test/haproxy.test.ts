@@ -18,7 +18,9 @@ import {
   freePort,
   freshDatabase,
   openStore,
+  publishUntilAnswered,
   type ServerProcess,
+  spawnExampleConsumer,
   type Store,
   spawnServer,
   TASK,
@@ -27,7 +29,6 @@ import {
 
 const HAPROXY = '/usr/sbin/haproxy';
 const CONFIG = fileURLToPath(new URL('../../deploy/haproxy/orbit.cfg', import.meta.url));
-const CONSUMER = fileURLToPath(new URL('../../client/examples/consume-results.ts', import.meta.url));
 const RESULTS = 600;
 const SERVER_ENV = { ORBIT_LEASE_DURATION_MS: '3000', ORBIT_POLL_INTERVAL_MS: '50' };
 
@@ -95,39 +96,14 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
     expect(created.status).toBe(201);
     const subscriptionId = created.json.data.subscription.id as string;
 
-    consumer = spawn(process.execPath, ['--import', 'tsx', CONSUMER], {
-      env: {
-        ...process.env,
-        ORBIT_URL: lb,
-        ORBIT_TOKEN: boot.token,
-        ORBIT_SUBSCRIPTION_ID: subscriptionId,
-        ORBIT_INBOX: inboxDb.url,
-        ORBIT_CAPACITY: '8',
-        ORBIT_PING_INTERVAL_MS: '1000',
-        ORBIT_OUTPUT: 'json',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    consumer.stdout!.on('data', (chunk: Buffer) => consumerLog.push(chunk.toString()));
-    consumer.stderr!.on('data', (chunk: Buffer) => consumerLog.push(chunk.toString()));
+    consumer = spawnExampleConsumer({ url: lb, token: boot.token, subscriptionId, inbox: inboxDb.url }, consumerLog);
 
     // Publish through the balancer, each key until it is answered: a request a draining node
     // refused or cut goes again (its key makes the repeat safe).
     const publishing = (async () => {
       for (let n = 0; n < RESULTS; n++) {
-        for (let attempt = 0; ; attempt++) {
-          const answer = await fetch(`${lb}/v1/queues/${queueId}/results`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${boot.token}`, 'idempotency-key': `lb-${n}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ type: 'task.succeeded', task_id: TASK, task_revision: String(n + 1) }),
-          }).then(
-            async (r) => `${r.status} ${await r.text()}`,
-            (error: Error) => `${error.message} ${String(error.cause)}`,
-          );
-          if (answer.startsWith('201 ') || answer.startsWith('200 ')) break;
-          if (attempt > 100) throw new Error(`lb-${n} got no answer: ${answer}`);
-          await sleep(50);
-        }
+        const body = { type: 'task.succeeded', task_id: TASK, task_revision: String(n + 1) };
+        await publishUntilAnswered([lb], { token: boot.token, queueId, key: `lb-${n}`, body });
         if (n % 10 === 0) await sleep(20);
       }
     })();

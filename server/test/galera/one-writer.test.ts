@@ -14,13 +14,22 @@ import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
-import { eventually, freePort, freshDatabase, type ServerProcess, spawnServer, TASK, type TestDatabase } from '@orbit/testing';
+import {
+  eventually,
+  freePort,
+  freshDatabase,
+  publishUntilAnswered,
+  type ServerProcess,
+  spawnExampleConsumer,
+  spawnServer,
+  TASK,
+  type TestDatabase,
+} from '@orbit/testing';
 import { clusterDatabase, galera, NODE_URLS, type ClusterDatabase } from './cluster.ts';
 
 const HAPROXY = '/usr/sbin/haproxy';
 const CONFIG = fileURLToPath(new URL('../../../deploy/haproxy/galera-writer.cfg', import.meta.url));
 const CHECK = fileURLToPath(new URL('../../../deploy/haproxy/galera-check.sh', import.meta.url));
-const CONSUMER = fileURLToPath(new URL('../../../client/examples/consume-results.ts', import.meta.url));
 const RESULTS = 600;
 const ENV = { ORBIT_LEASE_DURATION_MS: '3000', ORBIT_POLL_INTERVAL_MS: '50' };
 
@@ -107,39 +116,20 @@ describe('Orbit through one Galera writer behind HAProxy, with the writer killed
     expect(created.status).toBe(201);
     const subscriptionId = ((await created.json()) as { data: { subscription: { id: string } } }).data.subscription.id;
 
-    consumer = spawn(process.execPath, ['--import', 'tsx', CONSUMER], {
-      env: {
-        ...process.env,
-        ORBIT_URL: nodes[1]!.url,
-        ORBIT_TOKEN: boot.token,
-        ORBIT_SUBSCRIPTION_ID: subscriptionId,
-        ORBIT_INBOX: inboxDb.url,
-        ORBIT_CAPACITY: '8',
-        ORBIT_PING_INTERVAL_MS: '1000',
-        ORBIT_OUTPUT: 'json',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    consumer.stdout!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
-    consumer.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    consumer = spawnExampleConsumer({ url: nodes[1]!.url, token: boot.token, subscriptionId, inbox: inboxDb.url }, logs);
 
     // Publishers on every Orbit node, each key until it is answered (on the next node after a failure).
+    const urls = nodes.map((n) => n.url);
     const publishing = (async () => {
       for (let n = 0; n < RESULTS; n++) {
-        for (let attempt = 0; ; attempt++) {
-          const status = await fetch(`${nodes[(n + attempt) % 3]!.url}/v1/queues/${queueId}/results`, {
-            method: 'POST',
-            headers: headers(`writer-${n}`),
-            body: JSON.stringify({ type: 'task.succeeded', task_id: TASK, task_revision: String(n + 1) }),
-            signal: AbortSignal.timeout(10_000),
-          }).then(
-            (r) => r.status,
-            () => 0,
-          );
-          if (status === 201 || status === 200) break;
-          if (attempt > 200) throw new Error(`writer-${n} got no answer (last: ${status})`);
-          await sleep(100);
-        }
+        const body = { type: 'task.succeeded', task_id: TASK, task_revision: String(n + 1) };
+        await publishUntilAnswered([...urls.slice(n % 3), ...urls.slice(0, n % 3)], {
+          token: boot.token,
+          queueId,
+          key: `writer-${n}`,
+          body,
+          pauseMs: 100,
+        });
         if (n % 10 === 0) await sleep(20);
       }
     })();

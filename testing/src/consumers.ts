@@ -1,0 +1,63 @@
+/**
+ * @module
+ * A user's consumer and publisher as the crash and topology tests run them: the SDK's example
+ * consumer (`client/examples/consume-results.ts`, an Inbox in MySQL or SQLite) as a process of its
+ * own, and a publish sent again until it is answered.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const EXAMPLE_CONSUMER = fileURLToPath(new URL('../../client/examples/consume-results.ts', import.meta.url));
+
+/**
+ * Starts the example consumer on `url` with JSON output; what it prints goes into `log`. `env`
+ * adds or overrides its settings (the example's header lists them).
+ */
+export function spawnExampleConsumer(
+  args: { url: string; token: string; subscriptionId: string; inbox: string; env?: Record<string, string> },
+  log: string[],
+): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', EXAMPLE_CONSUMER], {
+    env: {
+      ...process.env,
+      ORBIT_URL: args.url,
+      ORBIT_TOKEN: args.token,
+      ORBIT_SUBSCRIPTION_ID: args.subscriptionId,
+      ORBIT_INBOX: args.inbox,
+      ORBIT_CAPACITY: '8',
+      ORBIT_PING_INTERVAL_MS: '1000',
+      ORBIT_OUTPUT: 'json',
+      ...args.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk: Buffer) => log.push(chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => log.push(chunk.toString()));
+  return child;
+}
+
+/**
+ * Publishes one result under `key` until it is answered 201 or 200, each attempt on the next of
+ * `urls`: a request that a node refused, or that died with it, goes again (the key makes the
+ * repeat safe). Gives up after `attempts`, saying what the last one got.
+ */
+export async function publishUntilAnswered(
+  urls: readonly string[],
+  args: { token: string; queueId: string; key: string; body: unknown; attempts?: number; pauseMs?: number },
+): Promise<void> {
+  let last = '';
+  for (let attempt = 0; attempt < (args.attempts ?? 200); attempt++) {
+    last = await fetch(`${urls[attempt % urls.length]}/v1/queues/${args.queueId}/results`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${args.token}`, 'idempotency-key': args.key, 'content-type': 'application/json' },
+      body: JSON.stringify(args.body),
+      signal: AbortSignal.timeout(10_000),
+    }).then(
+      async (r) => `${r.status} ${await r.text()}`,
+      (error: Error) => `${error.message} ${String(error.cause ?? '')}`,
+    );
+    if (last.startsWith('201 ') || last.startsWith('200 ')) return;
+    await new Promise((resolve) => setTimeout(resolve, args.pauseMs ?? 50));
+  }
+  throw new Error(`${args.key} got no answer: ${last.slice(0, 300)}`);
+}
