@@ -160,6 +160,9 @@ export async function prepareTarget(
       ));
       progress(`bootstrapped ${Object.keys(ROLES).length} roles`);
     }
+    const absent = (Object.keys(ROLES) as Role[]).filter((role) => !credentials[role]);
+    if (absent.length > 0)
+      progress(`no ${absent.map((r) => `credentials.${r}`).join(', ')} in the configuration: the cases that need them are skipped`);
     if (!credentials.full) throw new ConfigError('credentials.full is required');
     if (!queues.primary) throw new ConfigError('queues.primary is required (the bootstrap printed no queue_ids)');
     if (config.publish.method === 'http' && !credentials.publisher)
