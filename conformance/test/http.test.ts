@@ -7,11 +7,11 @@ import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ALL_CASES } from './cases/index.ts';
-import { parseConfig } from './config.ts';
-import { EvidenceLog } from './evidence.ts';
-import { sendHttp } from './http.ts';
-import { runSuite } from './runner.ts';
+import { ALL_CASES } from '../src/cases/index.ts';
+import { parseConfig } from '../src/config.ts';
+import { EvidenceLog } from '../src/evidence.ts';
+import { sendHttp } from '../src/http.ts';
+import { runSuite } from '../src/runner.ts';
 
 const ANSWER = '{"request_id":"0123456789abcdef0123456789abcdef","error":{"code":"INVALID_ARGUMENT","message":"the body is too large"}}';
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from './config.ts';
-import { checkConfiguration } from './probe.ts';
+import { ConfigError, parseConfig } from '../src/config.ts';
+import { checkConfiguration } from '../src/probe.ts';
 
 let server: Server | undefined;
 
