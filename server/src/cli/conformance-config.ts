@@ -77,8 +77,8 @@ function absoluteDatabaseUrl(url: string): string {
 
 /**
  * The suite's `timing` and `limits` for these settings. The suite waits at most `redeliveryBackoffMs`
- * for an expired delivery to come back: with a backoff, that is its cap (spec/README.md,
- * Redelivery backoff). It observes "nothing happens" for `quietMs`, kept well inside a lease.
+ * for an expired delivery to come back: with a backoff, that is its cap (spec/README.md, A
+ * delivery's life: recovery). It observes "nothing happens" for `quietMs`, well inside a lease.
  */
 export function suiteTiming(settings: Settings) {
   return {
