@@ -303,7 +303,7 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
         `credentials.publisher: missing; publish.method "http" needs the token of a credential for this role (${ROLES.publisher})`,
       );
   }
-  // Every field at fault in one message, before the server is asked anything (README.md, "Before and during the run").
+  // Every field at fault in one message, before the server is asked anything (conformance/README.md, "Before and during the run").
   if (problems.length > 0)
     throw new ConfigError(
       `the configuration is not filled in (${problems.length} ${problems.length === 1 ? 'field' : 'fields'}):\n  ${problems.join('\n  ')}`,

@@ -84,7 +84,7 @@ export async function checkConfiguration(env: RunEnvironment): Promise<string | 
     const created = await ctx.post('full', '/v1/subscriptions', ctx.subscriptionBody({ name: ctx.name('cf-preflight') }));
     ctx.ownCreated('full', created);
     // Every case acts as full: a server that does not know its token leaves nothing to test, and
-    // the configuration is what is wrong (README.md, "Before and during the run").
+    // the configuration is what is wrong (conformance/README.md, "Before and during the run").
     if (created.status === 401)
       throw new ConfigError(
         `the server refuses credentials.full (HTTP 401 ${created.errorCode ?? ''}): the token is not one of its credentials; ` +
