@@ -7,7 +7,8 @@
  * - plain `node` imports `@orbit/client`, whose management client talks to `npx orbit serve`;
  * - a CommonJS program loads it with `require()` on the Node versions that load ES modules that way
  *   by default (what README.md says), and with `await import()` on every version;
- * - `npx orbit serve` answers `/readyz`, and `npx orbit-conformance` passes against it;
+ * - `npx orbit serve` answers `/readyz`, and `npx orbit-conformance` passes against it, also on the
+ *   configuration that `npx orbit conformance-config` writes;
  * - a strict `tsc` project (NodeNext, strict, skipLibCheck false) compiles a consumer with an
  *   Inbox and the Hono embedding recipe, and both run.
  *
@@ -294,6 +295,28 @@ describe('the published packages, installed into a fresh project', () => {
     // The default profile, seed: the rules of the normative text; its MAY cases report what they observed.
     expect(run.stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed, \d+ info$/);
   }, 600_000);
+
+  it('npx orbit conformance-config, run twice, writes a configuration that npx orbit-conformance runs on unedited', () => {
+    // The server's settings reach the command the way they reach `orbit serve`: the environment.
+    const write = () =>
+      npx(
+        ['orbit', 'conformance-config', '--database', database, '--url', orbitUrl, '--out', 'orbit-conformance.yaml'],
+        userEnv(SERVER_ENV),
+      );
+    ok(write(), 'orbit conformance-config');
+    expect(ok(write(), 'orbit conformance-config, again')).toContain('revoked the 7 of the configuration it replaced');
+    // A part that needs every role and the body-limit case; bounded, since the test above runs the whole profile.
+    const run = npx([
+      'orbit-conformance',
+      '--config',
+      'orbit-conformance.yaml',
+      '--only',
+      'envelope.*,subscriptions.*,upgrade.*,json.body-over-limit-rejected',
+    ]);
+    expect(run.status, run.stdout + run.stderr).toBe(0);
+    // No `N skipped`: no case lacked a credential or a feature.
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed(, \d+ info)?$/);
+  }, 300_000);
 
   it('the Hono embedding recipe runs: the host keeps its routes and WebSocket, Orbit answers under /orbit', async () => {
     const port = await freePort();

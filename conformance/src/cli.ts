@@ -1,12 +1,10 @@
 /**
  * @module
- * `orbit-conformance --config FILE [--profile seed|orbit] [--only PATTERN]... [--skip PATTERN]...
- * [--known-failing FILE] [--known-flaky FILE] [--strict] [--wait-ready SECONDS] [--seed N]
- * [--num-runs N] [--report-dir DIR] [--list]`: runs the suite against the configured server
+ * `orbit-conformance [run] --config FILE [options]`: runs the suite against the configured server
  * (starting it first in spawn mode), prints progress and the summary, writes the reports, and
- * exits with one of the codes of `EXIT`.
+ * exits with one of the codes of `EXIT`. `orbit-conformance list` prints the catalogue; `--help`,
+ * `COMMAND --help` and `--version` explain the command (the options are declared in usage.ts).
  */
-import { parseArgs } from 'node:util';
 import { PROFILES, type Profile } from './case.ts';
 import { ALL_CASES } from './cases/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -15,25 +13,7 @@ import { KnownFailingError, loadKnownFailing } from './known-failing.ts';
 import { renderOutcome, resultLine, writeReports } from './reports/index.ts';
 import { runSuite, selectCases } from './runner.ts';
 import { prepareTarget, SetupError } from './setup.ts';
-
-const USAGE = `usage: orbit-conformance --config FILE [options]
-
-  --config FILE          JSON or YAML configuration (see conformance/README.md)
-  --profile NAME         seed (default): the seed's rules only; orbit: also Orbit's own choices and extensions
-  --only PATTERN         run only matching case ids (* wildcard; repeat or comma-separate)
-  --skip PATTERN         report matching cases as skipped without running them (repeatable)
-  --known-failing FILE   expected failures: a case-id pattern and the /message pattern/ or kind it fails with, # reason
-  --known-flaky FILE     cases known to fail now and then (same format); such a failure does not fail the run
-  --strict               a SHOULD that is not met (non-strict) fails the run too
-  --wait-ready SECONDS   wait up to SECONDS for GET /healthz to answer 200 (a server that is still starting)
-  --seed N               seed of the property cases (replays a failing run)
-  --num-runs N           runs per property case (default: numRuns of the config, else 25)
-  --report-dir DIR       write summary.txt, report.json, junit.xml and report.html there
-  --list                 print the case catalogue of the profile and exit
-  --help                 this text
-
-exit code: ${EXIT.ok} when nothing unexpected failed; ${EXIT.failed} when something did; ${EXIT.usage} on a usage, configuration or
-setup error (also timings that do not match the server); ${EXIT.serverGone} when the server stopped answering during the run`;
+import { asksForHelp, type CommandName, commandUsage, isCommand, overview, parseCommand, version } from './usage.ts';
 
 function integer(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -48,39 +28,48 @@ function patterns(values: readonly string[] | undefined): string[] {
     .filter(Boolean);
 }
 
-function parseCli(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      config: { type: 'string' },
-      profile: { type: 'string' },
-      seed: { type: 'string' },
-      'num-runs': { type: 'string' },
-      'known-failing': { type: 'string' },
-      'known-flaky': { type: 'string' },
-      'report-dir': { type: 'string' },
-      'wait-ready': { type: 'string' },
-      only: { type: 'string', multiple: true },
-      skip: { type: 'string', multiple: true },
-      strict: { type: 'boolean' },
-      list: { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-    strict: true,
-  }).values;
+function listCases(only: string[], profile: Profile): void {
+  for (const c of selectCases(ALL_CASES, only, profile))
+    console.log(
+      `${c.id.padEnd(48)} ${c.level.padEnd(6)} ${c.profile.padEnd(5)} ${c.cites
+        .map((x) => x.ref)
+        .join(',')
+        .padEnd(14)} ${c.title}`,
+    );
 }
 
 export async function main(argv: string[]): Promise<number> {
-  let values: ReturnType<typeof parseCli>;
-  try {
-    values = parseCli(argv);
-  } catch (error) {
-    console.error(`orbit-conformance: ${(error as Error).message}\n\n${USAGE}`);
+  const [first = '', ...rest] = argv;
+  if (first === '--version' || first === 'version') {
+    console.log(`orbit-conformance ${version()}`);
+    return EXIT.ok;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    const topic = first === 'help' ? rest[0] : undefined;
+    if (topic !== undefined && !isCommand(topic)) {
+      console.error(`orbit-conformance: unknown command "${topic}"\n\n${overview()}`);
+      return EXIT.usage;
+    }
+    console.log(topic === undefined ? overview() : commandUsage(topic));
+    return EXIT.ok;
+  }
+  // Without a command the suite runs (`orbit-conformance --config FILE`).
+  const command: CommandName | undefined = isCommand(first) ? first : first === '' || first.startsWith('-') ? 'run' : undefined;
+  if (command === undefined) {
+    console.error(`orbit-conformance: unknown command "${first}"\n\n${overview()}`);
     return EXIT.usage;
   }
-  if (values.help) {
-    console.log(USAGE);
+  const args = isCommand(first) ? rest : argv;
+  if (asksForHelp(args)) {
+    console.log(commandUsage(command));
     return EXIT.ok;
+  }
+  let values: ReturnType<typeof parseCommand<'run'>>;
+  try {
+    values = parseCommand(command, args);
+  } catch (error) {
+    console.error(`orbit-conformance: ${(error as Error).message}\n\n${commandUsage(command)}`);
+    return EXIT.usage;
   }
   const profile = (values.profile ?? 'seed') as Profile;
   if (!PROFILES.includes(profile)) {
@@ -89,18 +78,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   const only = patterns(values.only);
   const skip = patterns(values.skip);
-  if (values.list) {
-    for (const c of selectCases(ALL_CASES, only, profile))
-      console.log(
-        `${c.id.padEnd(48)} ${c.level.padEnd(6)} ${c.profile.padEnd(5)} ${c.cites
-          .map((x) => x.ref)
-          .join(',')
-          .padEnd(14)} ${c.title}`,
-      );
+  if (command === 'list' || values.list) {
+    listCases(only, profile);
     return EXIT.ok;
   }
   if (!values.config) {
-    console.error(`orbit-conformance: --config is required\n\n${USAGE}`);
+    console.error(`orbit-conformance: --config is required\n\n${commandUsage('run')}`);
     return EXIT.usage;
   }
   let target: Awaited<ReturnType<typeof prepareTarget>> | undefined;

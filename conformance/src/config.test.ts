@@ -1,8 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseConfig, SEED_TIMING } from './config.ts';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError, loadConfig, PLACEHOLDER, parseConfig, ROLES, SEED_TIMING } from './config.ts';
 
 const Q = 'a'.repeat(32);
 
@@ -28,7 +30,9 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ ...base, timing: { leaseMs: 1 } })).toThrow('timing: unknown key "leaseMs"');
     expect(() => parseConfig({ ...base, features: ['teleport'] })).toThrow(/features\[0\]: unknown feature "teleport"/);
     expect(() => parseConfig({ ...base, features: ['retention'] })).toThrow('the feature "retention" needs retention.command');
-    expect(() => parseConfig({ ...base, queues: { primary: 'ABC' } })).toThrow('queues.primary must be a 32-character lower-case hex id');
+    expect(() => parseConfig({ ...base, queues: { primary: 'ABC' } })).toThrow(
+      'queues.primary: "ABC" is not a 32-character lower-case hex id',
+    );
     expect(() => parseConfig({ ...base, credentials: { full: 't' } })).toThrow(ConfigError);
     expect(() => parseConfig({ ...base, credentials: { ...base.credentials, admin: 'x' } })).toThrow(/credentials: unknown key "admin"/);
   });
@@ -41,6 +45,69 @@ describe('parseConfig', () => {
     expect(config.baseUrl).toBe('http://127.0.0.1:{port}');
     expect(config.server?.env).toEqual({ ORBIT_LEASE_DURATION_MS: '1000' });
     expect(config.bootstrap).toMatchObject({ namespace: 'conformance', otherNamespace: 'conformance-other' });
+  });
+});
+
+describe('a configuration that is not filled in', () => {
+  const TEMPLATE = fileURLToPath(new URL('../examples/conformance.yaml', import.meta.url));
+
+  /** The lines of the ConfigError that `run` throws, one per field at fault. */
+  function faults(run: () => unknown): string[] {
+    try {
+      run();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const [head, ...lines] = (error as Error).message.split('\n');
+      expect(head).toMatch(/^the configuration is not filled in \(\d+ fields?\):$/);
+      return lines.map((l) => l.trim());
+    }
+    throw new Error('no ConfigError');
+  }
+
+  it('the shipped template, unedited: names every credential and the primary queue, each once', () => {
+    const lines = faults(() => loadConfig(TEMPLATE));
+    const fields = lines.map((l) => l.slice(0, l.indexOf(':')));
+    expect(fields).toEqual([...Object.keys(ROLES).map((r) => `credentials.${r}`), 'queues.primary']);
+    for (const line of lines) expect(line).toContain(`still the template's ${PLACEHOLDER}`);
+    expect(lines[2]).toContain('events:read only');
+  });
+
+  it('the template with some fields filled in: names only the rest', () => {
+    const raw = parseYaml(readFileSync(TEMPLATE, 'utf8')) as { credentials: Record<string, string>; queues: Record<string, string> };
+    raw.credentials.full = 'orbit_real';
+    raw.credentials.publisher = 'orbit_pub';
+    raw.queues.primary = Q;
+    const fields = faults(() => parseConfig(raw)).map((l) => l.slice(0, l.indexOf(':')));
+    expect(fields).toEqual([
+      'credentials.sameNamespace',
+      'credentials.readOnly',
+      'credentials.consumeOnly',
+      'credentials.noEvents',
+      'credentials.otherNamespace',
+    ]);
+    // Left out entirely, a role's cases are skipped instead (README.md, Configuration reference).
+    for (const role of fields) delete raw.credentials[role.replace('credentials.', '')];
+    expect(parseConfig(raw).credentials).toEqual({ full: { token: 'orbit_real' }, publisher: { token: 'orbit_pub' } });
+  });
+
+  it('names empty values, placeholders in {token} form, and every missing field at once', () => {
+    const lines = faults(() =>
+      parseConfig({ baseUrl: 'http://h:1', credentials: { readOnly: null, noEvents: { token: 'replace_me' } }, queues: { secondary: '' } }),
+    );
+    expect(lines).toEqual([
+      expect.stringMatching(/^credentials\.readOnly: empty; .*or remove the line/),
+      expect.stringMatching(/^credentials\.noEvents: still the template's REPLACE_ME/),
+      expect.stringMatching(/^queues\.secondary: empty/),
+      expect.stringMatching(/^credentials\.full: missing; .*or bootstrap\.command$/),
+      expect.stringMatching(/^queues\.primary: missing/),
+      expect.stringMatching(/^credentials\.publisher: missing; publish\.method "http" needs/),
+    ]);
+  });
+
+  it("placeholders are refused in spawn mode too, where missing credentials are the bootstrap's to create", () => {
+    expect(
+      faults(() => parseConfig({ bootstrap: { command: 'x' }, server: { command: 'y' }, credentials: { full: 'REPLACE_ME' } })),
+    ).toEqual([expect.stringMatching(/^credentials\.full: still the template's/)]);
   });
 });
 

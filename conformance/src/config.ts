@@ -126,8 +126,28 @@ function queueId(value: unknown, where: string): string {
   return id;
 }
 
-function credential(value: unknown, where: string): Credential {
-  if (typeof value === 'string') return { token: str(value, where) };
+/** The placeholder of examples/conformance.yaml: a value that still holds it was never filled in. */
+export const PLACEHOLDER = 'REPLACE_ME';
+
+const isPlaceholder = (value: unknown): boolean => typeof value === 'string' && value.toUpperCase().includes(PLACEHOLDER);
+
+/**
+ * Reads one credential; a value the template left in place, or none at all, becomes a line of
+ * `problems` instead of an exception, so that one message names every field at fault.
+ */
+function credential(value: unknown, role: Role, problems: string[]): Credential | undefined {
+  const where = `credentials.${role}`;
+  const wanted = `give the token of a credential for this role (${ROLES[role]})`;
+  if (value === null || value === '') {
+    problems.push(`${where}: empty; ${wanted}, or remove the line (the cases that need it are then skipped)`);
+    return undefined;
+  }
+  const token = isObject(value) ? value.token : value;
+  if (isPlaceholder(token)) {
+    problems.push(`${where}: still the template's ${PLACEHOLDER}; ${wanted}`);
+    return undefined;
+  }
+  if (typeof value === 'string') return { token: value };
   if (!isObject(value)) throw new ConfigError(`${where} must be a token string or {token, credentialId?}`);
   only(value, where, ['token', 'credentialId']);
   return {
@@ -135,6 +155,12 @@ function credential(value: unknown, where: string): Credential {
     ...(value.credentialId !== undefined ? { credentialId: queueId(value.credentialId, `${where}.credentialId`) } : {}),
   };
 }
+
+const QUEUE_WANTED = {
+  primary: 'the id (32 lower-case hex) of a queue that credentials.full can read',
+  secondary: 'the id of a second queue of credentials.full, or remove the line (the cursor-bound-to-queue checks are then skipped)',
+  otherNamespace: 'the id of a queue of credentials.otherNamespace, or remove the line',
+} as const;
 
 /** Validates a parsed configuration object; `cwd` is where relative commands run. */
 export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteConfig {
@@ -157,19 +183,29 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
     'cwd',
   ]);
 
+  const problems: string[] = [];
   const credentials: Partial<Record<Role, Credential>> = {};
-  if (raw.credentials !== undefined) {
+  if (raw.credentials !== undefined && raw.credentials !== null) {
     if (!isObject(raw.credentials)) throw new ConfigError('credentials must be an object keyed by role');
     only(raw.credentials, 'credentials', Object.keys(ROLES));
-    for (const [role, value] of Object.entries(raw.credentials)) credentials[role as Role] = credential(value, `credentials.${role}`);
+    for (const [role, value] of Object.entries(raw.credentials)) {
+      const read = credential(value, role as Role, problems);
+      if (read) credentials[role as Role] = read;
+    }
   }
 
   const queues: { primary?: string; secondary?: string; otherNamespace?: string } = {};
-  if (raw.queues !== undefined) {
+  if (raw.queues !== undefined && raw.queues !== null) {
     if (!isObject(raw.queues)) throw new ConfigError('queues must be an object {primary, secondary?, otherNamespace?}');
     only(raw.queues, 'queues', ['primary', 'secondary', 'otherNamespace']);
     for (const key of ['primary', 'secondary', 'otherNamespace'] as const) {
-      if (raw.queues[key] !== undefined) queues[key] = queueId(raw.queues[key], `queues.${key}`);
+      const value = raw.queues[key];
+      if (value === undefined) continue;
+      if (value === null || value === '') problems.push(`queues.${key}: empty; give ${QUEUE_WANTED[key]}`);
+      else if (isPlaceholder(value)) problems.push(`queues.${key}: still the template's ${PLACEHOLDER}; give ${QUEUE_WANTED[key]}`);
+      else if (typeof value !== 'string' || !validateId(value))
+        problems.push(`queues.${key}: ${JSON.stringify(value)} is not a 32-character lower-case hex id; give ${QUEUE_WANTED[key]}`);
+      else queues[key] = value;
     }
   }
 
@@ -257,11 +293,21 @@ export function parseConfig(raw: unknown, cwd: string = process.cwd()): SuiteCon
     throw new ConfigError('baseUrl must be http(s)://host[:port] with an optional path prefix, without a query or fragment');
 
   if (!bootstrap) {
-    if (!credentials.full) throw new ConfigError('credentials.full is required (or give bootstrap.command)');
-    if (!queues.primary) throw new ConfigError('queues.primary is required (or give bootstrap.command)');
-    if (publish.method === 'http' && !credentials.publisher)
-      throw new ConfigError('publish.method "http" needs credentials.publisher (results:publish)');
+    const given = (key: string) => Object.hasOwn(isObject(raw.credentials) ? raw.credentials : {}, key);
+    if (!given('full'))
+      problems.push(`credentials.full: missing; give the token of a credential for this role (${ROLES.full}), or bootstrap.command`);
+    if (!(isObject(raw.queues) && Object.hasOwn(raw.queues, 'primary')))
+      problems.push(`queues.primary: missing; give ${QUEUE_WANTED.primary}, or bootstrap.command`);
+    if (publish.method === 'http' && !given('publisher'))
+      problems.push(
+        `credentials.publisher: missing; publish.method "http" needs the token of a credential for this role (${ROLES.publisher})`,
+      );
   }
+  // Every field at fault in one message, before the server is asked anything (conformance/README.md, "Before and during the run").
+  if (problems.length > 0)
+    throw new ConfigError(
+      `the configuration is not filled in (${problems.length} ${problems.length === 1 ? 'field' : 'fields'}):\n  ${problems.join('\n  ')}`,
+    );
 
   return {
     baseUrl: baseUrl.replace(/\/$/, ''),

@@ -30,6 +30,8 @@ export interface RequestOptions {
   /** `null` sends no Content-Type; default `application/json` when there is a body. */
   readonly contentType?: string | null;
   readonly timeoutMs?: number;
+  /** Hold the body back until this long has passed without an answer to the head (see `HttpRequest`). */
+  readonly answerBeforeBodyMs?: number;
 }
 
 /** HTTP, envelope checks and fixtures, on top of the environment and checks of `ContextBase`. */
@@ -87,7 +89,14 @@ export class HttpContext extends ContextBase {
     Object.assign(headers, options.headers ?? {});
     return sendHttp(
       this.config.baseUrl,
-      { method, target, headers, ...(body !== undefined ? { body } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) },
+      {
+        method,
+        target,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+        ...(options.answerBeforeBodyMs !== undefined ? { answerBeforeBodyMs: options.answerBeforeBodyMs } : {}),
+      },
       this.log,
     );
   }

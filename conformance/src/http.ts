@@ -5,7 +5,7 @@
  * bytes and text; JSON is parsed afterwards with the strict codec. Every exchange is recorded as
  * evidence.
  */
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseStrict } from '@orbit/spec/codec';
 import { NetworkError } from './errors.ts';
@@ -19,6 +19,15 @@ export interface HttpRequest {
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Uint8Array;
   readonly timeoutMs?: number;
+  /**
+   * Send the head alone, and the body only if no answer has come within this many milliseconds.
+   * A server may refuse a request from its head (a Content-Length over the limit) and close the
+   * connection without reading the body. A body still being written then fails with EPIPE or
+   * ECONNRESET, and Node drops the answer already waiting in the socket: it destroys a socket on
+   * its first write error, before reading what arrived. Given this, such an answer is read and
+   * judged and the body is never sent; a server that waits for the body gets it after the wait.
+   */
+  readonly answerBeforeBodyMs?: number;
 }
 
 export class HttpResponse {
@@ -90,6 +99,11 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
   const started = Date.now();
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<HttpResponse>((resolve, reject) => {
+    let settled = false;
+    let answer: IncomingMessage | undefined;
+    const chunks: Buffer[] = [];
+    /** Whether the body is still held back, waiting for an answer to the head (`answerBeforeBodyMs`). */
+    let holding = false;
     const record = (fields: { status?: number; responseHeaders?: Record<string, string>; responseBody?: string; error?: string }) =>
       log?.add({
         kind: 'http',
@@ -100,6 +114,29 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
         ...fields,
         durationMs: Date.now() - started,
       });
+    const finish = (res: IncomingMessage) => {
+      if (settled) return;
+      settled = true;
+      const response = new HttpResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks));
+      if (holding) {
+        log?.add({ kind: 'note', text: `the server answered the head; the ${body!.byteLength}-byte body was not sent` });
+        clientRequest.destroy();
+      }
+      record({
+        status: response.status,
+        responseHeaders: log ? log.cleanHeaders(res.headers) : {},
+        responseBody: log ? log.clean(response.text) : '',
+      });
+      resolve(response);
+    };
+    const fail = (error: Error) => {
+      // An answer that arrived whole is judged: a write error after it is not the server's failure.
+      if (answer?.complete) return finish(answer);
+      if (settled) return;
+      settled = true;
+      record({ error: String(error.message) });
+      reject(new NetworkError(`${req.method} ${req.target}`, error));
+    };
     const clientRequest = send(
       {
         protocol: url.protocol,
@@ -111,30 +148,25 @@ export function sendHttp(baseUrl: string, req: HttpRequest, log?: EvidenceLog): 
         agent: false,
       },
       (res) => {
-        const chunks: Buffer[] = [];
+        answer = res;
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (error) => {
-          record({ error: String(error) });
-          reject(new NetworkError(`${req.method} ${req.target}`, error));
-        });
-        res.on('end', () => {
-          const response = new HttpResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks));
-          record({
-            status: response.status,
-            responseHeaders: log ? log.cleanHeaders(res.headers) : {},
-            responseBody: log ? log.clean(response.text) : '',
-          });
-          resolve(response);
-        });
+        res.on('error', fail);
+        res.on('end', () => finish(res));
       },
     );
     clientRequest.setTimeout(req.timeoutMs ?? 15_000, () =>
       clientRequest.destroy(new Error(`no response within ${req.timeoutMs ?? 15_000} ms`)),
     );
-    clientRequest.on('error', (error) => {
-      record({ error: String(error.message) });
-      reject(new NetworkError(`${req.method} ${req.target}`, error));
-    });
-    clientRequest.end(body);
+    clientRequest.on('error', fail);
+    if (body !== undefined && req.answerBeforeBodyMs !== undefined) {
+      holding = true;
+      clientRequest.flushHeaders();
+      const timer = setTimeout(() => {
+        holding = false;
+        clientRequest.end(body);
+      }, req.answerBeforeBodyMs);
+      clientRequest.once('response', () => clearTimeout(timer));
+      clientRequest.once('close', () => clearTimeout(timer));
+    } else clientRequest.end(body);
   });
 }

@@ -44,7 +44,9 @@ export { countResults, OUTCOME_ORDER, runSuite, selectCases } from './runner.ts'
 export type { Abort, CaseResult, Outcome, RunCounts, RunOptions, RunReport } from './runner.ts';
 export { SEED_RULES, SEED_SECTIONS } from './seed-rules.ts';
 export type { SeedRuleId } from './seed-rules.ts';
-export { BOOTSTRAP_PLAN, prepareTarget, SetupError } from './setup.ts';
+export { BOOTSTRAP_NAMESPACES, BOOTSTRAP_PLAN, BOOTSTRAP_QUEUES, bootstrapRoles } from './bootstrap.ts';
+export type { Bootstrapped, BootstrapOutput, RoleRequest } from './bootstrap.ts';
+export { prepareTarget, SetupError } from './setup.ts';
 export type { PreparedTarget } from './setup.ts';
 export { EventConnection } from './ws.ts';
 export { randomId as newMessageId } from './ids.ts';

@@ -83,6 +83,13 @@ export async function checkConfiguration(env: RunEnvironment): Promise<string | 
   try {
     const created = await ctx.post('full', '/v1/subscriptions', ctx.subscriptionBody({ name: ctx.name('cf-preflight') }));
     ctx.ownCreated('full', created);
+    // Every case acts as full: a server that does not know its token leaves nothing to test, and
+    // the configuration is what is wrong (conformance/README.md, "Before and during the run").
+    if (created.status === 401)
+      throw new ConfigError(
+        `the server refuses credentials.full (HTTP 401 ${created.errorCode ?? ''}): the token is not one of its credentials; ` +
+          'give a token that this server issued (was the configuration written for another server or database?)',
+      );
     const data = memberAt(created.json, 'data');
     if (created.status !== 201 || !validateSubscriptionResult(data))
       return `the configuration check could not create a subscription (HTTP ${created.status})`;

@@ -14,24 +14,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseStrict } from '@orbit/spec/codec';
-import type { Credential, Role, SuiteConfig } from './config.ts';
+import { type Bootstrapped, type BootstrapOutput, bootstrapRoles } from './bootstrap.ts';
+import type { Role, SuiteConfig } from './config.ts';
 import { ConfigError, ROLES } from './config.ts';
 import type { RunEnvironment } from './context.ts';
 import { type ServerWatch, waitReady } from './probe.ts';
 import { runCommand, substitute } from './shell.ts';
-
-/** Which namespace, application and permissions each role gets from `bootstrap.command`. */
-export const BOOTSTRAP_PLAN: Readonly<
-  Record<Role, { readonly otherNamespace: boolean; readonly application: string; readonly permissions: string }>
-> = {
-  full: { otherNamespace: false, application: 'conformance-app', permissions: 'events:manage,events:read,events:consume' },
-  sameNamespace: { otherNamespace: false, application: 'conformance-app-2', permissions: 'events:manage,events:read,events:consume' },
-  readOnly: { otherNamespace: false, application: 'conformance-app', permissions: 'events:read' },
-  consumeOnly: { otherNamespace: false, application: 'conformance-app', permissions: 'events:consume' },
-  noEvents: { otherNamespace: false, application: 'conformance-app', permissions: 'results:publish' },
-  otherNamespace: { otherNamespace: true, application: 'conformance-app', permissions: 'events:manage,events:read,events:consume' },
-  publisher: { otherNamespace: false, application: 'conformance-publisher', permissions: 'results:publish' },
-};
 
 export interface PreparedTarget {
   readonly env: RunEnvironment;
@@ -92,12 +80,6 @@ async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-interface BootstrapOutput {
-  readonly token: string;
-  readonly credential_id?: string;
-  readonly queue_ids?: Record<string, string>;
-}
-
 function parseBootstrap(stdout: string, role: Role): BootstrapOutput {
   const line = stdout.trim().split('\n').filter(Boolean).pop() ?? '';
   let value: unknown;
@@ -149,42 +131,38 @@ export async function prepareTarget(
         );
     }
 
-    const credentials: Partial<Record<Role, Credential>> = { ...config.credentials };
-    const queues = { ...config.queues };
-    if (config.bootstrap) {
-      for (const role of Object.keys(ROLES) as Role[]) {
-        if (credentials[role]) continue;
-        const plan = BOOTSTRAP_PLAN[role];
-        const namespace = plan.otherNamespace ? config.bootstrap.otherNamespace : config.bootstrap.namespace;
-        const command = substitute(config.bootstrap.command, {
-          ...vars,
-          role,
-          namespace,
-          application: plan.application,
-          permissions: plan.permissions,
-        });
-        const result = await runCommand(command, {
-          cwd: config.cwd,
-          env: {
-            ORBIT_CONFORMANCE_ROLE: role,
-            ORBIT_CONFORMANCE_NAMESPACE: namespace,
-            ORBIT_CONFORMANCE_APPLICATION: plan.application,
-            ORBIT_CONFORMANCE_PERMISSIONS: plan.permissions,
-          },
-        });
-        if (result.code !== 0)
-          throw new SetupError(`bootstrap for role ${role} failed (exit ${result.code}): ${command}\n${result.stderr}${result.stdout}`);
-        const out = parseBootstrap(result.stdout, role);
-        credentials[role] = { token: out.token, ...(out.credential_id ? { credentialId: out.credential_id } : {}) };
-        const ids = Object.values(out.queue_ids ?? {});
-        if (role === 'full') {
-          queues.primary ??= ids[0];
-          if (ids[1]) queues.secondary ??= ids[1];
-        }
-        if (role === 'otherNamespace' && ids[0]) queues.otherNamespace ??= ids[0];
-      }
+    let { credentials, queues }: Bootstrapped = config;
+    const bootstrap = config.bootstrap;
+    if (bootstrap) {
+      ({ credentials, queues } = await bootstrapRoles(
+        async ({ role, namespace, application, permissions }) => {
+          const command = substitute(bootstrap.command, {
+            ...vars,
+            role,
+            namespace,
+            application,
+            permissions: permissions.join(','),
+          });
+          const result = await runCommand(command, {
+            cwd: config.cwd,
+            env: {
+              ORBIT_CONFORMANCE_ROLE: role,
+              ORBIT_CONFORMANCE_NAMESPACE: namespace,
+              ORBIT_CONFORMANCE_APPLICATION: application,
+              ORBIT_CONFORMANCE_PERMISSIONS: permissions.join(','),
+            },
+          });
+          if (result.code !== 0)
+            throw new SetupError(`bootstrap for role ${role} failed (exit ${result.code}): ${command}\n${result.stderr}${result.stdout}`);
+          return parseBootstrap(result.stdout, role);
+        },
+        { namespace: bootstrap.namespace, otherNamespace: bootstrap.otherNamespace, have: { credentials, queues } },
+      ));
       progress(`bootstrapped ${Object.keys(ROLES).length} roles`);
     }
+    const absent = (Object.keys(ROLES) as Role[]).filter((role) => !credentials[role]);
+    if (absent.length > 0)
+      progress(`no ${absent.map((r) => `credentials.${r}`).join(', ')} in the configuration: the cases that need them are skipped`);
     if (!credentials.full) throw new ConfigError('credentials.full is required');
     if (!queues.primary) throw new ConfigError('queues.primary is required (the bootstrap printed no queue_ids)');
     if (config.publish.method === 'http' && !credentials.publisher)

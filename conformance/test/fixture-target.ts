@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BOOTSTRAP_PLAN, parseConfig, ROLES, type Role, type RunEnvironment } from '../src/index.ts';
+import { bootstrapRoles, parseConfig, type RunEnvironment } from '../src/index.ts';
 import { type Fault, parseFaults } from './fixture-server/faults.ts';
 import { FIXTURE_TIMING, type RunningFixture, startFixture } from './fixture-server/server.ts';
 
@@ -25,19 +25,11 @@ export async function startFixtureTarget(faults: readonly Fault[] = []): Promise
   const dir = mkdtempSync(join(tmpdir(), 'orbit-fixture-'));
   const tokenFile = join(dir, 'admin-token');
   writeFileSync(tokenFile, fixture.adminToken);
-  const credentials: Record<string, { token: string; credentialId: string }> = {};
-  const queues: Record<string, string> = {};
-  for (const role of Object.keys(ROLES) as Role[]) {
-    const plan = BOOTSTRAP_PLAN[role];
-    const { credential, queueIds } = fixture.state.addCredential(
-      plan.otherNamespace ? 'conformance-other' : 'conformance',
-      plan.permissions.split(','),
-      ['queue-a', 'queue-b'],
-    );
-    credentials[role] = { token: credential.token, credentialId: credential.id };
-    if (role === 'full') Object.assign(queues, { primary: queueIds['queue-a'], secondary: queueIds['queue-b'] });
-    if (role === 'otherNamespace') queues.otherNamespace = queueIds['queue-a']!;
-  }
+  // The fixture's own queue names: its admin client (admin.mjs) uses the same ones.
+  const { credentials, queues } = await bootstrapRoles(async ({ namespace, permissions }) => {
+    const { credential, queueIds } = fixture.state.addCredential(namespace, permissions, ['queue-a', 'queue-b']);
+    return { token: credential.token, credential_id: credential.id, queue_ids: queueIds };
+  });
   const admin = `node admin.mjs --base-url ${fixture.url} --admin-token-file ${tokenFile}`;
   const config = parseConfig(
     {

@@ -5,8 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { parseConfig, ROLES, type Role, type RunEnvironment, type SuiteConfig } from '../src/index.ts';
-import { BOOTSTRAP_PLAN } from '../src/setup.ts';
+import { bootstrapRoles, parseConfig, type RunEnvironment, type SuiteConfig } from '../src/index.ts';
 import { startTestServer, type StoreKind, type TestServer } from '@orbit/testing';
 
 /** Server settings shortened so that expiry cases take about a second. */
@@ -82,23 +81,9 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
  */
 export async function startTarget(kind: StoreKind, options: { retention?: boolean } = {}): Promise<Target> {
   const server = await startTestServer(kind, SERVER_ENV);
-  const credentials: Record<string, { token: string; credentialId: string }> = {};
-  const queues: Record<string, string> = {};
-  for (const role of Object.keys(ROLES) as Role[]) {
-    const plan = BOOTSTRAP_PLAN[role];
-    const boot = await server.bootstrap({
-      namespace: plan.otherNamespace ? 'conformance-other' : 'conformance',
-      application: plan.application,
-      queues: ['conformance-a', 'conformance-b'],
-      permissions: plan.permissions.split(','),
-    });
-    credentials[role] = { token: boot.token, credentialId: boot.credential_id };
-    if (role === 'full') {
-      queues.primary = boot.queue_ids['conformance-a']!;
-      queues.secondary = boot.queue_ids['conformance-b']!;
-    }
-    if (role === 'otherNamespace') queues.otherNamespace = boot.queue_ids['conformance-a']!;
-  }
+  const { credentials, queues } = await bootstrapRoles(({ namespace, application, queues, permissions }) =>
+    server.bootstrap({ namespace, application, queues: [...queues], permissions: [...permissions] }),
+  );
   const rawConfig: Record<string, unknown> = {
     baseUrl: server.url,
     credentials,

@@ -12,6 +12,7 @@ import { startNode } from '../server.ts';
 import type { Store } from '../store/store.ts';
 import { PERMISSIONS } from '../store/principal.ts';
 import { installShutdown } from '../ops/shutdown.ts';
+import { CONFORMANCE_CONFIG, conformanceConfigCommand } from './conformance-config.ts';
 import { credentialsCommand, CREDENTIALS_FORMS } from './credentials.ts';
 import { PUBLISH_FORM, publishCommand } from './publish.ts';
 import { createLogger } from './log.ts';
@@ -223,6 +224,7 @@ export const COMMANDS: readonly Command[] = [
   command(PRUNE, pruneCommand),
   { name: 'credentials', summary: 'list, revoke or rotate credentials', forms: CREDENTIALS_FORMS, run: credentialsCommand },
   command(SETTINGS_FORM, settingsCommand),
+  command(CONFORMANCE_CONFIG, conformanceConfigCommand),
   command(VERSION, async (args) => {
     parseForm(VERSION, args);
     console.log(version());
