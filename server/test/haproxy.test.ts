@@ -10,13 +10,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
   eventually,
   freePort,
   freshDatabase,
+  handledByExample,
   openStore,
   publishUntilAnswered,
   type ServerProcess,
@@ -136,15 +136,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
     );
     const [deliveries] = await store.db.all('SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ?', [subscriptionId]);
     expect(Number(deliveries!.n)).toBe(RESULTS);
-    const inbox = await mysql.createConnection({ uri: inboxDb.url });
-    try {
-      const [rows] = await inbox.query<mysql.RowDataPacket[]>(
-        'SELECT COUNT(*) AS n, COUNT(DISTINCT event_id) AS events FROM example_results',
-      );
-      expect([Number(rows[0]!.n), Number(rows[0]!.events)]).toEqual([RESULTS, RESULTS]);
-    } finally {
-      await inbox.end();
-    }
+    expect(await handledByExample(inboxDb.url)).toEqual({ rows: RESULTS, events: RESULTS });
     // The consumer was moved: its connections ended with the drains and it connected again.
     const reconnects = consumerLog
       .join('')

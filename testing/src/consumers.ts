@@ -2,10 +2,11 @@
  * @module
  * A user's consumer and publisher as the crash and topology tests run them: the SDK's example
  * consumer (`client/examples/consume-results.ts`, an Inbox in MySQL or SQLite) as a process of its
- * own, and a publish sent again until it is answered.
+ * own, what it stored, and a publish sent again until it is answered.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
 
 const EXAMPLE_CONSUMER = fileURLToPath(new URL('../../client/examples/consume-results.ts', import.meta.url));
 
@@ -60,4 +61,17 @@ export async function publishUntilAnswered(
     await new Promise((resolve) => setTimeout(resolve, args.pauseMs ?? 50));
   }
   throw new Error(`${args.key} got no answer: ${last.slice(0, 300)}`);
+}
+
+/** What the example consumer stored in a MySQL Inbox: its business rows, and their distinct event ids. */
+export async function handledByExample(inboxUrl: string): Promise<{ rows: number; events: number }> {
+  const inbox = await mysql.createConnection({ uri: inboxUrl });
+  try {
+    const [rows] = await inbox.query<mysql.RowDataPacket[]>(
+      'SELECT COUNT(*) AS n, COUNT(DISTINCT event_id) AS events FROM example_results',
+    );
+    return { rows: Number(rows[0]!.n), events: Number(rows[0]!.events) };
+  } finally {
+    await inbox.end();
+  }
 }

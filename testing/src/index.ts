@@ -15,7 +15,7 @@ export {
   type TestDatabase,
 } from './databases.ts';
 export type { Store } from '../../server/src/internal.ts';
-export { publishUntilAnswered, spawnExampleConsumer } from './consumers.ts';
+export { handledByExample, publishUntilAnswered, spawnExampleConsumer } from './consumers.ts';
 export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
 export { type ApiResponse, api } from './http.ts';
 export {
