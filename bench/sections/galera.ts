@@ -296,7 +296,7 @@ export async function galeraBench(args: {
             }),
           );
         } finally {
-          proxy.process.kill('SIGTERM');
+          proxy.process.kill('SIGKILL');
         }
         continue;
       }

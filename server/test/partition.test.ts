@@ -86,7 +86,11 @@ describe('an Orbit node cut from its database while its clients stay connected (
     }
     // MariaDB listens on the host's loopback only: a forwarder on the database link reaches it.
     const dbPort = await freePort();
-    forwarder = spawn('socat', [`TCP-LISTEN:${dbPort},bind=${dbNet.host},fork,reuseaddr`, 'TCP:127.0.0.1:3306'], { stdio: 'ignore' });
+    // In a process group of its own: it forks a child per connection, and they all go with it.
+    forwarder = spawn('socat', [`TCP-LISTEN:${dbPort},bind=${dbNet.host},fork,reuseaddr`, 'TCP:127.0.0.1:3306'], {
+      stdio: 'ignore',
+      detached: true,
+    });
     await sleep(300);
     const port = await freePort();
     cut = spawn(
@@ -119,7 +123,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
   afterAll(async () => {
     for (const s of sockets) s.close();
     cut?.kill('SIGKILL');
-    forwarder?.kill('SIGKILL');
+    if (forwarder?.pid !== undefined) process.kill(-forwarder.pid, 'SIGKILL');
     await host?.stop('SIGKILL');
     spawnSync('ip', ['netns', 'del', ns]);
     for (const outer of [link.db[0], link.clients[0]]) spawnSync('ip', ['link', 'del', outer]);
