@@ -171,15 +171,13 @@ async function applyPending(tx: Sql, ran?: Map<number, number>): Promise<Migrati
   }
   const applied: string[] = [];
   for (const migration of pendingMigrations(tx.dialect, new Set(names.keys()))) {
+    const committed = ran?.get(migration.version) ?? 0;
     for (const [i, statement] of migration.statements.entries()) {
-      if (ran === undefined) {
-        await tx.run(statement);
-        continue;
-      }
-      if (i < (ran.get(migration.version) ?? 0)) continue;
+      if (i < committed) continue;
+      await tx.run(statement);
+      if (ran === undefined) continue;
       // Committed at once, so that what `ran` counts is what the database holds: DDL commits by
       // itself, a data statement only with the next COMMIT.
-      await tx.run(statement);
       await tx.run('COMMIT');
       ran.set(migration.version, i + 1);
     }
