@@ -57,6 +57,9 @@ async function serve(args: string[], dev: boolean): Promise<void> {
   const running = await startNode(settings, log).catch((error: unknown) => {
     throw explainStartError(error, cli);
   });
+  // Signals are handled before the line that says the node serves: a SIGTERM sent as soon as it is
+  // read would otherwise meet the default action and kill the process without its graceful close.
+  installShutdown({ close: () => running.close(), timeoutMs: settings.shutdownTimeoutMs, log });
   log('info', 'orbit is serving', {
     url: running.url,
     ...(running.metricsUrl ? { metrics_url: running.metricsUrl } : {}),
@@ -65,7 +68,6 @@ async function serve(args: string[], dev: boolean): Promise<void> {
     metrics: settings.metrics,
     tls: settings.tls !== null,
   });
-  installShutdown({ close: () => running.close(), timeoutMs: settings.shutdownTimeoutMs, log });
   if (dev) await printDemo(running.orbit.store, running.url);
 }
 
