@@ -10,9 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, missingMysqlDatabase, MYSQL_ROOT, mysqlDatabaseExists, runOrbit, serveOrbit } from '@orbit/testing';
+import { dropMysqlDatabases, freshDatabase, missingMysqlDatabase, mysqlDatabaseExists, runOrbit, serveOrbit } from '@orbit/testing';
 
 const dir = mkdtempSync(join(tmpdir(), 'orbit-cli-errors-'));
 /** MySQL databases a test made through the CLI: dropped at the end. */
@@ -20,9 +19,7 @@ const created: string[] = [];
 
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
-  const conn = await mysql.createConnection({ uri: MYSQL_ROOT });
-  for (const name of created) await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-  await conn.end();
+  await dropMysqlDatabases(created);
 });
 
 function file(name: string, text: string): string {

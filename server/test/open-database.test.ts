@@ -10,15 +10,13 @@ import { join } from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DatabaseOpenError, Store } from '../src/store/store.ts';
-import { freePort, missingMysqlDatabase, MYSQL_ROOT, mysqlDatabaseExists } from '@orbit/testing';
+import { dropMysqlDatabases, freePort, missingMysqlDatabase, MYSQL_ROOT, mysqlDatabaseExists } from '@orbit/testing';
 
 const dir = mkdtempSync(join(tmpdir(), 'orbit-open-'));
 const created: string[] = [];
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
-  const conn = await mysql.createConnection({ uri: MYSQL_ROOT });
-  for (const name of created) await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-  await conn.end();
+  await dropMysqlDatabases(created);
 });
 
 /** The error `Store.open(url, options)` rejects with; it must be a DatabaseOpenError. */

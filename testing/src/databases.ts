@@ -66,6 +66,11 @@ async function onServer(root: string, sql: string): Promise<void> {
   }
 }
 
+/** Drops the named MySQL databases on MYSQL_ROOT, those that exist (what a test made through the CLI). */
+export async function dropMysqlDatabases(names: readonly string[]): Promise<void> {
+  for (const name of names) await onServer(MYSQL_ROOT, `DROP DATABASE IF EXISTS \`${name}\``);
+}
+
 /** Whether the MySQL server at `root` (default MYSQL_ROOT) has a database named `name`. */
 export async function mysqlDatabaseExists(name: string, root = MYSQL_ROOT): Promise<boolean> {
   const conn = await mysql.createConnection({ uri: root });

@@ -6,6 +6,7 @@
  */
 export {
   freshDatabase,
+  dropMysqlDatabases,
   missingMysqlDatabase,
   MYSQL_ROOT,
   mysqlDatabaseExists,
