@@ -60,9 +60,8 @@ export interface SessionDeps {
 }
 
 /** What waits in the read queue: a parsed frame, or a frame whose body failed validation. */
-type Task =
-  | { readonly kind: 'frame'; readonly frame: ClientFrame }
-  | { readonly kind: 'bad_body'; readonly messageId: string; readonly message: string };
+/** A text frame as `ws` delivered it: read (parsed and checked) only when its turn in the read queue comes. */
+type Task = Buffer | ArrayBuffer | Buffer[];
 
 export class Session implements LaneMember {
   sessionId: string | null = null;
@@ -229,31 +228,36 @@ export class Session implements LaneMember {
 
   // --- frames in ------------------------------------------------------------------------------
 
+  /**
+   * A frame is only queued on arrival: `ws` hands over every frame of a TCP chunk at once, so any
+   * work done here for a burst of them keeps the event loop from every other connection (see
+   * `ReadQueue`). It is read, and a malformed one closes the connection, when its turn comes.
+   */
   private onMessage(data: unknown, isBinary: boolean): void {
     if (this.closing) return;
     if (isBinary) return this.close(CLOSE.policy, 'binary frames are not allowed');
+    this.touch();
+    this.reads.push(data as Task);
+  }
+
+  private async run(data: Task): Promise<void> {
+    if (this.closing) return;
     const text = Buffer.isBuffer(data)
       ? data.toString('utf8')
       : Array.isArray(data)
         ? Buffer.concat(data).toString('utf8')
-        : Buffer.from(data as ArrayBuffer).toString('utf8');
+        : Buffer.from(data).toString('utf8');
     const intake = readClientFrame(text, this.sessionId);
     if (intake.kind === 'close') return this.close(CLOSE.policy, intake.reason);
-    this.touch();
-    this.reads.push(intake.kind === 'frame' ? { kind: 'frame', frame: intake.frame } : intake);
-  }
-
-  private async run(task: Task): Promise<void> {
-    if (this.closing) return;
     // A bad body keeps a bound connection open; a bad hello ends it (fail closes without a session).
-    if (task.kind === 'bad_body') return this.fail('INVALID_ARGUMENT', task.message, task.messageId);
+    if (intake.kind === 'bad_body') return this.fail('INVALID_ARGUMENT', intake.message, intake.messageId);
     try {
-      await this.handle(task.frame);
+      await this.handle(intake.frame);
     } catch (error) {
       const orbitError =
         error instanceof OrbitError ? error : new OrbitError('UNAVAILABLE', 'temporary failure; reconnect and retry', { cause: error });
       if (!(error instanceof OrbitError)) this.deps.log('error', 'frame failed', { session_id: this.sessionId, error: String(error) });
-      this.fail(orbitError.code, orbitError.message, task.frame.message_id);
+      this.fail(orbitError.code, orbitError.message, intake.frame.message_id);
     }
   }
 
