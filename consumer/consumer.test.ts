@@ -10,7 +10,9 @@
  * - `npx orbit serve` answers `/readyz`, and `npx orbit-conformance` passes against it, also on the
  *   configuration that `npx orbit conformance-config` writes;
  * - a strict `tsc` project (NodeNext, strict, skipLibCheck false) compiles a consumer with an
- *   Inbox and the Hono embedding recipe, and both run.
+ *   Inbox and the Hono embedding recipe, and both run;
+ * - the installed CLIs explain themselves (`--help`, `--version`), refuse a MySQL URL that names a
+ *   missing database, and `./node_modules/.bin/orbit serve` (docs/operations.md) ends on SIGTERM.
  *
  * No process here loads a TypeScript loader: the environment drops the repository's
  * `@orbit/source` condition, and the project has no tsx.
@@ -23,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { runningServerConfig, SERVER_ENV } from '../conformance/test/target.ts';
-import { freePort } from '@orbit/testing';
+import { freePort, missingMysqlDatabase, mysqlDatabaseExists } from '@orbit/testing';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const WORKSPACES = ['spec', 'generated', 'server', 'client', 'conformance'] as const;
@@ -343,5 +345,41 @@ describe('the published packages, installed into a fresh project', () => {
       ws.once('error', () => resolve(-1));
     });
     expect(orbitUpgrade, "Orbit's own upgrade path refuses a request without a token").toBe(401);
+  });
+  it('the installed CLIs answer --help and --version, and a MySQL typo is an error that creates nothing', async () => {
+    const version = (name: string) => JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')).version;
+    expect(ok(npx(['orbit', '--version']), 'orbit --version').trim()).toBe(version('@orbit/server'));
+    expect(ok(npx(['orbit-conformance', '--version']), 'orbit-conformance --version').trim()).toBe(
+      `orbit-conformance ${version('@orbit/conformance')}`,
+    );
+    for (const command of ['serve', 'migrate', 'bootstrap', 'conformance-config'])
+      expect(ok(npx(['orbit', command, '--help']), `orbit ${command} --help`)).toMatch(new RegExp(`^usage: orbit ${command}\\b`, 'm'));
+    expect(ok(npx(['orbit-conformance', '--help']), 'orbit-conformance --help')).toContain('--config');
+
+    const missing = missingMysqlDatabase('orbit_consumer_typo');
+    const serve = npx(['orbit', 'serve', '--listen', '127.0.0.1:0', '--database', missing.url]);
+    expect(serve.status, serve.stderr).toBe(1);
+    expect(serve.stderr).toContain(`orbit: --database: the MySQL database "${missing.name}" does not exist on 127.0.0.1:3306`);
+    expect(await mysqlDatabaseExists(missing.name)).toBe(false);
+  });
+
+  it('./node_modules/.bin/orbit serve, the documented production start, ends on SIGTERM and closes its port', async () => {
+    const port = await freePort();
+    const node = start(
+      join(project, 'node_modules/.bin/orbit'),
+      ['serve', '--listen', `127.0.0.1:${port}`, '--database', `sqlite:${join(dir, 'sigterm.db')}`],
+      project,
+      userEnv(),
+    );
+    await waitFor(`http://127.0.0.1:${port}/readyz`, node);
+    const exited = new Promise<number | null>((resolve) => node.child.once('exit', (code) => resolve(code)));
+    // The signal goes to the server's own PID, as a process manager sends it; not to a group.
+    node.child.kill('SIGTERM');
+    expect(await exited, node.output()).toBe(0);
+    const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      () => false,
+      () => true,
+    );
+    expect(refused, 'the port still answers after the server exited').toBe(true);
   });
 });
