@@ -8,7 +8,7 @@
  * with UNAVAILABLE (1013). A node on the host takes over: the leases the cut node's session held run
  * out and are offered again there. When the link returns, every delivery ends ACKED once. A client
  * link cut the same way (no FIN) ends the session at the idle timeout, and its lease is offered
- * again on the other node.
+ * again on the other node. After each case the history check (testing/src/history.ts) passes.
  *
  * Needs root and iproute2 (`ip netns`) and socat, as this machine has; it creates the namespace and
  * links itself and removes them afterwards.
@@ -19,15 +19,18 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
 import {
+  checkHistory,
   cleanEnv,
   type Frame,
   freePort,
   freshDatabase,
+  History,
   ORBIT_BIN,
-  publish,
+  publishUntilAnswered,
   type ServerProcess,
   spawnServer,
   subscribe,
+  TASK,
   type TestDatabase,
   TestSocket,
 } from '@orbit/testing';
@@ -41,6 +44,14 @@ const SETTINGS = {
   ORBIT_SWEEP_INTERVAL_MS: '200',
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Publishes `n` results on `url` under keys `PREFIX-i`, recorded in `history`. */
+async function publishKeyed(url: string, args: { token: string; queueId: string; prefix: string; n: number; history: History }) {
+  for (let i = 0; i < args.n; i++) {
+    const body = { type: 'task.succeeded', task_id: TASK, task_revision: String(i + 1) };
+    await publishUntilAnswered([url], { ...args, key: `${args.prefix}-${i}`, body });
+  }
+}
 
 function ip(...args: string[]): void {
   const run = spawnSync('ip', args, { encoding: 'utf8' });
@@ -141,14 +152,16 @@ describe('an Orbit node cut from its database while its clients stay connected (
       permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
     });
     const queueId = boot.queue_ids.q!;
+    const history = new History();
     const sub = await subscribe(host!.url, boot.token, queueId);
     const silent = await TestSocket.open(cutUrl, boot.token);
     sockets.push(silent);
     expect((await silent.hello(sub.id, 1)).type).toBe('events.welcome');
-    await publish(host!.url, boot.token, queueId, 1);
+    await publishKeyed(host!.url, { token: boot.token, queueId, prefix: 'silent', n: 1, history });
     const leased = await silent.deliver(10_000);
     // Cut the client link: no FIN and no reset reach either side; the node hears nothing more.
     ip('link', 'set', link.clients[0], 'down');
+    history.mark('the client link cut');
     try {
       // The idle timeout (2 s) ends the session and removes its row.
       const cutAt = Date.now();
@@ -168,6 +181,8 @@ describe('an Orbit node cut from its database while its clients stay connected (
     } finally {
       ip('link', 'set', link.clients[0], 'up');
     }
+    for (const socket of sockets) history.socket(socket);
+    expect((await checkHistory('a consumer cut from its node without a FIN', history, store.db, sub.id)).failures).toEqual([]);
   });
 
   it('sends no event.deliver while cut, closes its sessions with 1013 within node_ttl_ms, and loses nothing', async () => {
@@ -178,24 +193,27 @@ describe('an Orbit node cut from its database while its clients stay connected (
       permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
     });
     const queueId = boot.queue_ids.q!;
+    const history = new History();
     const sub = await subscribe(host!.url, boot.token, queueId);
     const onCut = await TestSocket.open(cutUrl, boot.token);
+    const first = sockets.length;
     sockets.push(onCut);
     expect((await onCut.hello(sub.id, 4)).type).toBe('events.welcome');
-    await publish(host!.url, boot.token, queueId, 4);
+    await publishKeyed(host!.url, { token: boot.token, queueId, prefix: 'before', n: 4, history });
     const held: Frame[] = [];
     for (let i = 0; i < 4; i++) held.push(await onCut.deliver(10_000));
     expect((await onCut.ack(held[0]!)).type).toBe('ack');
 
     // Cut the database link: the node, its process and its client link stay up.
     ip('link', 'set', link.db[0], 'down');
+    history.mark('the database link cut');
     const cutAt = Date.now();
     onCut.send('event.ack', {
       delivery_id: held[1]!.body.delivery.id,
       epoch: held[1]!.body.delivery.lease_epoch,
       lease_secret: held[1]!.body.lease_secret,
     });
-    await publish(host!.url, boot.token, queueId, 4);
+    await publishKeyed(host!.url, { token: boot.token, queueId, prefix: 'during', n: 4, history });
     const closed = await onCut.waitClosed(15_000);
     expect(closed.code).toBe(1013);
     expect(Date.now() - cutAt).toBeLessThan(1000 + 2000);
@@ -221,5 +239,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
     const rows = await store.db.all('SELECT state, COUNT(*) AS n FROM deliveries WHERE subscription_id = ? GROUP BY state', [sub.id]);
     expect(rows.map((r) => [String(r.state), Number(r.n)])).toEqual([['ACKED', 8]]);
     expect(cutLog.join('')).toContain('no heartbeat within node_ttl_ms');
+    for (const socket of sockets.slice(first)) history.socket(socket);
+    expect((await checkHistory('an Orbit node cut from its database', history, store.db, sub.id)).failures).toEqual([]);
   });
 });

@@ -27,6 +27,8 @@ export interface Frame {
 
 export class TestSocket {
   readonly frames: Frame[] = [];
+  /** When each of `frames` arrived (ms since the epoch), index for index: the history checker's clock. */
+  readonly arrivals: number[] = [];
   private waiters: Array<() => void> = [];
   closed: { code: number; reason: string } | null = null;
   sessionId: string | null = null;
@@ -52,6 +54,7 @@ export class TestSocket {
       if (isBinary || !validateServerFrame(frame))
         this.invalid.push(`invalid server frame: ${text} ${JSON.stringify(validateServerFrame.errors)}`);
       this.frames.push(frame);
+      this.arrivals.push(Date.now());
       this.wake();
     });
     ws.on('close', (code, reason) => {
