@@ -82,7 +82,7 @@ export class History {
 
   /** What a raw test socket received: its `event.deliver` frames and `ack` replies, with arrival times. */
   socket(socket: TestSocket): void {
-    socket.frames.forEach((frame, i) => this.#frame(socket.sessionId ?? '?', frame, socket.arrivals[i]!));
+    for (const { frame, at } of socket.received) this.#frame(socket.sessionId ?? '?', frame, at);
   }
 
   #frame(session: string, frame: Frame, at: number): void {

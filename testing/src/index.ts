@@ -20,6 +20,7 @@ export { handledByExample, publishUntilAnswered, spawnExampleConsumer } from './
 export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
 export { HAPROXY, haproxyMissing, type Proxy, startOrbitBalancer, startWriterProxy } from './haproxy.ts';
 export { type ApiResponse, api } from './http.ts';
+export { ip, type Link, NetworkLab, netnsMissing } from './netns.ts';
 export { type AckReply, checkHistory, type FinalState, History, type HistoryCheck, judge, type Publish, type Receipt, readFinal } from './history.ts';
 export {
   type CliRun,
