@@ -67,7 +67,11 @@ node_pid() {
 }
 
 query() { # node sql
-  mariadb --no-defaults --protocol=tcp -h "$(sql_host "$1")" -P "$(sql_port "$1")" -u root -N -B -e "$2" 2>/dev/null
+  if ((${#NETNS[@]} > 0)); then
+    ip netns exec "${NETNS[$1 - 1]}" mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$(sql_port "$1")" -u root -N -B -e "$2" 2>/dev/null
+  else
+    mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$(sql_port "$1")" -u root -N -B -e "$2" 2>/dev/null
+  fi
 }
 
 wsrep_status() { # node name
@@ -163,6 +167,12 @@ cmd_start() {
   done
   launch "$root" 1 --wsrep-new-cluster
   wait_synced "$root" 1 1
+  # In namespaces the host, the proxy and Orbit connect from the namespaces' link addresses, not
+  # from loopback: root may log in from any address (joiners get the grant with their copy).
+  if ((${#NETNS[@]} > 0)); then
+    query 1 "CREATE USER IF NOT EXISTS 'root'@'%'; GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION" ||
+      die "could not let root in from the namespaces' links"
+  fi
   launch "$root" 2
   wait_synced "$root" 2 2
   launch "$root" 3

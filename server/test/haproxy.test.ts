@@ -16,10 +16,10 @@ import {
   freePort,
   freshDatabase,
   handledByExample,
-  History,
+  HistoryLog,
   haproxyMissing,
   openStore,
-  type Proxy,
+  type HaproxyProcess,
   publishUntilAnswered,
   type ServerProcess,
   spawnExampleConsumer,
@@ -41,7 +41,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
   let store: Store;
   const ports: number[] = [];
   const nodes: (ServerProcess | null)[] = [null, null, null];
-  let balancer: Proxy | null = null;
+  let balancer: HaproxyProcess | null = null;
   let consumer: ChildProcess | null = null;
   const consumerLog: string[] = [];
 
@@ -68,7 +68,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
   it('delivers and ACKs every result once through the balancer while every node is drained in turn', async () => {
     balancer = await startOrbitBalancer(ports.map((port) => `127.0.0.1:${port}`));
     const lb = balancer.url;
-    const history = new History();
+    const history = new HistoryLog();
 
     const boot = await store.bootstrap({
       namespace: 'lb',

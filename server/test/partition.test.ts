@@ -22,7 +22,7 @@ import {
   type Frame,
   freePort,
   freshDatabase,
-  History,
+  HistoryLog,
   type Link,
   NetworkLab,
   netnsMissing,
@@ -46,7 +46,7 @@ const SETTINGS = {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Publishes `n` results on `url` under keys `PREFIX-i`, recorded in `history`. */
-async function publishKeyed(url: string, args: { token: string; queueId: string; prefix: string; n: number; history: History }) {
+async function publishKeyed(url: string, args: { token: string; queueId: string; prefix: string; n: number; history: HistoryLog }) {
   for (let i = 0; i < args.n; i++) {
     const body = { type: 'task.succeeded', task_id: TASK, task_revision: String(i + 1) };
     await publishUntilAnswered([url], { ...args, key: `${args.prefix}-${i}`, body });
@@ -85,13 +85,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
     });
     await sleep(300);
     const port = await freePort();
-    cut = await spawnServer(
-      `mysql://root@${link.db.host}:${dbPort}/${name}`,
-      SETTINGS,
-      20_000,
-      `${link.clients.node}:${port}`,
-      ns,
-    );
+    cut = await spawnServer(`mysql://root@${link.db.host}:${dbPort}/${name}`, SETTINGS, 20_000, `${link.clients.node}:${port}`, ns);
     cutUrl = cut.url;
     host = await spawnServer(database.url, SETTINGS);
   });
@@ -116,7 +110,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
       permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
     });
     const queueId = boot.queue_ids.q!;
-    const history = new History();
+    const history = new HistoryLog();
     const sub = await subscribe(host!.url, boot.token, queueId);
     const silent = await TestSocket.open(cutUrl, boot.token);
     sockets.push(silent);
@@ -130,8 +124,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
       // The idle timeout (2 s) ends the session and removes its row.
       const cutAt = Date.now();
       while ((await store.db.all('SELECT id FROM sessions WHERE id = ?', [silent.sessionId])).length > 0) {
-        if (Date.now() - cutAt > 2000 + 3000)
-          throw new Error(`the silent session outlived the idle timeout: ${cutLog().slice(-1000)}`);
+        if (Date.now() - cutAt > 2000 + 3000) throw new Error(`the silent session outlived the idle timeout: ${cutLog().slice(-1000)}`);
         await sleep(100);
       }
       // Its lease runs out and the delivery goes to a consumer on the other node.
@@ -157,7 +150,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
       permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
     });
     const queueId = boot.queue_ids.q!;
-    const history = new History();
+    const history = new HistoryLog();
     const sub = await subscribe(host!.url, boot.token, queueId);
     const onCut = await TestSocket.open(cutUrl, boot.token);
     const first = sockets.length;

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
-import type { History } from './history.ts';
+import type { HistoryLog } from './history.ts';
 
 const EXAMPLE_CONSUMER = fileURLToPath(new URL('../../client/examples/consume-results.ts', import.meta.url));
 
@@ -46,7 +46,7 @@ export function spawnExampleConsumer(
  */
 export async function publishUntilAnswered(
   urls: readonly string[],
-  args: { token: string; queueId: string; key: string; body: unknown; attempts?: number; pauseMs?: number; history?: History },
+  args: { token: string; queueId: string; key: string; body: unknown; attempts?: number; pauseMs?: number; history?: HistoryLog },
 ): Promise<any> {
   let last = '';
   let status = 0;

@@ -19,7 +19,7 @@ export function haproxyMissing(): string | null {
   return existsSync(HAPROXY) ? null : `${HAPROXY} is missing; install it with: apt-get install -y haproxy`;
 }
 
-export interface Proxy {
+export interface HaproxyProcess {
   /** `http://HOST:PORT` for the Orbit balancer, `mysql://root@HOST:PORT` for the writer proxy. */
   readonly url: string;
   readonly process: ChildProcess;
@@ -28,7 +28,7 @@ export interface Proxy {
   stop(): void;
 }
 
-async function start(config: string, env: Record<string, string>, url: string, answers: () => Promise<boolean>): Promise<Proxy> {
+async function start(config: string, env: Record<string, string>, url: string, answers: () => Promise<boolean>): Promise<HaproxyProcess> {
   const missing = haproxyMissing();
   if (missing) throw new Error(missing);
   const log: string[] = [];
@@ -45,17 +45,21 @@ async function start(config: string, env: Record<string, string>, url: string, a
 }
 
 /** `orbit.cfg` in front of three Orbit nodes (`host:port` each); resolves once `/readyz` answers 200 through it. */
-export async function startOrbitBalancer(nodes: readonly string[]): Promise<Proxy> {
+export async function startOrbitBalancer(nodes: readonly string[]): Promise<HaproxyProcess> {
   const listen = `127.0.0.1:${await freePort()}`;
   const url = `http://${listen}`;
   const env = { ORBIT_LB_LISTEN: listen, ORBIT_NODE_1: nodes[0]!, ORBIT_NODE_2: nodes[1]!, ORBIT_NODE_3: nodes[2]! };
   return start('orbit.cfg', env, url, async () => (await fetch(`${url}/readyz`)).status === 200);
 }
 
-/** `galera-writer.cfg` in front of three Galera nodes (`host:port` each); resolves once a connection opens through it. */
-export async function startWriterProxy(nodes: readonly string[]): Promise<Proxy> {
-  const listen = `127.0.0.1:${await freePort()}`;
-  const url = `mysql://root@${listen}`;
+/**
+ * `galera-writer.cfg` in front of three Galera nodes (`host:port` each); resolves once a connection
+ * opens through it. `bind` is the address it listens on (0.0.0.0: reachable from network namespaces).
+ */
+export async function startWriterProxy(nodes: readonly string[], bind = '127.0.0.1'): Promise<HaproxyProcess> {
+  const port = await freePort();
+  const listen = `${bind}:${port}`;
+  const url = `mysql://root@127.0.0.1:${port}`;
   const env = {
     GALERA_LB_LISTEN: listen,
     GALERA_NODE_1: nodes[0]!,

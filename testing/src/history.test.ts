@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type FinalState, History, judge } from './history.ts';
+import { type FinalState, HistoryLog, judge } from './history.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const id = (n: number, kind: string) => `${kind}${String(n).padStart(31, '0')}`;
 
 /** Three results, each published once, delivered once in session s1 with a 1 s lease and ACKed. */
-function clean(): { history: History; final: FinalState } {
-  const history = new History();
+function clean(): { history: HistoryLog; final: FinalState } {
+  const history = new HistoryLog();
   const deliveries: { id: string; eventId: string; state: string; epoch: bigint }[] = [];
   for (let n = 1; n <= 3; n++) {
     history.published(`k${n}`, { data: { event: { id: id(n, 'e'), sequence: String(n) } } });
@@ -33,7 +33,8 @@ describe('judge', () => {
     const check = judge(history, final2);
     expect(check.failures).toEqual([]);
     expect(check.redeliveries).toBe(1);
-    expect(check.recovery).toEqual([{ name: 'the cut', ms: 7 }]);
+    // ACKs at +11, +12, +13 (kept) and +1600 after the cut at +5.
+    expect(check.recovery).toEqual([{ name: 'the cut', ms: 7, stallMs: 1587 }]);
   });
 
   it('fails a key answered with two events, and an event no key answered', () => {

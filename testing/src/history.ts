@@ -2,7 +2,7 @@
  * @module
  * A history checker in the spirit of Jepsen, for the topology and partition tests: what the
  * publishers were told, what the consumers received and what ACK replies they saw are recorded as
- * they happen (`History`); after the case the final database is read (`readFinal`) and the pure
+ * they happen (`HistoryLog`); after the case the final database is read (`readFinal`) and the pure
  * `judge` says whether the history is one that the delivery rules allow (spec/README.md, "A
  * delivery's life" and "Sessions and nodes"):
  *
@@ -17,7 +17,7 @@
  * - every ACK reply a client saw survives: the delivery is ACKED at that epoch.
  *
  * It also reports the redeliveries (receipts beyond the first per delivery) and the time to
- * recover: from each marked fault to the first ACK reply after it.
+ * recover: after each marked fault, the first ACK reply and the longest time without one.
  */
 import type { Frame, TestSocket } from './ws-client.ts';
 
@@ -58,12 +58,15 @@ export interface HistoryCheck {
   /** One line per check, then the figures: what the test prints. */
   readonly lines: readonly string[];
   readonly redeliveries: number;
-  /** For each marked fault: ms from the mark to the first ACK reply after it (null: none came). */
-  readonly recovery: readonly { readonly name: string; readonly ms: number | null }[];
+  /**
+   * For each mark, until the next: ms to the first ACK reply after it, and the longest time without
+   * one (null: none came).
+   */
+  readonly recovery: readonly { readonly name: string; readonly ms: number | null; readonly stallMs: number | null }[];
 }
 
 /** What a case's clients saw, recorded as it happens. */
-export class History {
+export class HistoryLog {
   readonly publishes: Publish[] = [];
   readonly receipts: Receipt[] = [];
   readonly acks: AckReply[] = [];
@@ -159,7 +162,7 @@ const few = (items: readonly string[]) => `${items.slice(0, 5).join('; ')}${item
  * Judges a history against the final state. `toleranceMs` is the slack allowed between a frame's
  * sending and its arrival being noted (the consumer's event loop on a busy machine).
  */
-export function judge(history: History, final: FinalState, options: { toleranceMs?: number } = {}): HistoryCheck {
+export function judge(history: HistoryLog, final: FinalState, options: { toleranceMs?: number } = {}): HistoryCheck {
   const tolerance = options.toleranceMs ?? 250;
   const failures: string[] = [];
   const lines: string[] = [];
@@ -241,25 +244,35 @@ export function judge(history: History, final: FinalState, options: { toleranceM
   const ackProblems: string[] = [];
   for (const a of history.acks) {
     const d = finalById.get(a.deliveryId);
-    if (!d || d.state !== 'ACKED' || d.epoch !== a.epoch)
+    if (d?.state !== 'ACKED' || d.epoch !== a.epoch)
       ackProblems.push(`ACK of delivery ${a.deliveryId} epoch ${a.epoch} answered, now ${d ? `${d.state} epoch ${d.epoch}` : 'missing'}`);
   }
   check(`every ACK reply the client saw survives (${history.acks.length} replies)`, ackProblems);
 
   const redeliveries = history.receipts.length - byDelivery.size;
-  const recovery = history.marks.map((m) => {
-    const next = history.acks.filter((a) => a.at >= m.at).reduce<number | null>((lo, a) => (lo === null || a.at < lo ? a.at : lo), null);
-    return { name: m.name, ms: next === null ? null : next - m.at };
+  // Recovery: from each mark to the next (or the end), the first ACK reply and the longest time
+  // without one (a fault often lets in-flight work finish before everything stalls).
+  const ackTimes = history.acks.map((a) => a.at).sort((a, b) => a - b);
+  const marks = [...history.marks].sort((a, b) => a.at - b.at);
+  const recovery = marks.map((m, i) => {
+    const until = marks[i + 1]?.at ?? Number.POSITIVE_INFINITY;
+    const inWindow = ackTimes.filter((t) => t >= m.at && t < until);
+    let stall = 0;
+    for (let k = 0; k < inWindow.length; k++) stall = Math.max(stall, inWindow[k]! - (k === 0 ? m.at : inWindow[k - 1]!));
+    return { name: m.name, ms: inWindow.length === 0 ? null : inWindow[0]! - m.at, stallMs: inWindow.length === 0 ? null : stall };
   });
   lines.push(`redeliveries: ${redeliveries} (${history.receipts.length} receipts of ${byDelivery.size} deliveries)`);
-  for (const r of recovery) lines.push(`time to recover after ${r.name}: ${r.ms === null ? 'no ACK after it' : `${r.ms} ms to the next ACK`}`);
+  for (const r of recovery)
+    lines.push(
+      `after ${r.name}: ${r.ms === null ? 'no ACK until the next mark' : `first ACK in ${r.ms} ms, longest time without an ACK ${r.stallMs} ms`}`,
+    );
   return { failures, lines, redeliveries, recovery };
 }
 
 /** Reads the final state, judges the history and prints the check under `name`. */
 export async function checkHistory(
   name: string,
-  history: History,
+  history: HistoryLog,
   db: Rows,
   subscriptionId: string,
   options: { toleranceMs?: number } = {},

@@ -17,9 +17,9 @@ import {
   eventually,
   freshDatabase,
   handledByExample,
-  History,
+  HistoryLog,
   haproxyMissing,
-  type Proxy,
+  type HaproxyProcess,
   publishUntilAnswered,
   type ServerProcess,
   spawnExampleConsumer,
@@ -41,7 +41,7 @@ describe('Orbit through one Galera writer behind HAProxy, with the writer killed
   let inboxDb: TestDatabase;
   let proxyUrl: string;
   let store: Store;
-  let balancer: Proxy | null = null;
+  let balancer: HaproxyProcess | null = null;
   let consumer: ChildProcess | null = null;
   const nodes: ServerProcess[] = [];
   const consumerLog: string[] = [];
@@ -106,7 +106,7 @@ describe('Orbit through one Galera writer behind HAProxy, with the writer killed
     const subscriptionId = ((await created.json()) as { data: { subscription: { id: string } } }).data.subscription.id;
 
     consumer = spawnExampleConsumer({ url: nodes[1]!.url, token: boot.token, subscriptionId, inbox: inboxDb.url }, consumerLog);
-    const history = new History();
+    const history = new HistoryLog();
 
     // Publishers on every Orbit node, each key until it is answered (on the next node after a failure).
     const urls = nodes.map((n) => n.url);
