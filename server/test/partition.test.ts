@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
 import {
   checkHistory,
+  eventually,
   type Frame,
   freePort,
   freshDatabase,
@@ -192,6 +193,14 @@ describe('an Orbit node cut from its database while its clients stay connected (
 
     // The link returns: whatever the cut node held back resolves without a second ACK or a lost one.
     lab.heal(link.db.outer);
+    // How long the healed node's pooled connections take to serve again (docs/scaling.md).
+    const healedAt = Date.now();
+    await eventually(
+      async () => (await fetch(`${cutUrl}/readyz`, { signal: AbortSignal.timeout(2000) }).catch(() => null))?.status === 200,
+      30_000,
+      'the healed node ready again',
+    );
+    console.log(`the database link back: the node ready again in ${Date.now() - healedAt} ms`);
     await sleep(1000);
     const rows = await store.db.all('SELECT state, COUNT(*) AS n FROM deliveries WHERE subscription_id = ? GROUP BY state', [sub.id]);
     expect(rows.map((r) => [String(r.state), Number(r.n)])).toEqual([['ACKED', 8]]);

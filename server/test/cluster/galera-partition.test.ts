@@ -19,7 +19,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
 import {
   api,
@@ -145,7 +145,18 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
       ]);
       return Number(row!.n);
     };
-    return { boot, queueId, subscriptionId, inbox, log, acked };
+    /** What to show when a wait fails: the consumer's last lines. */
+    const tail = () => log.join('').slice(-1500);
+    return { boot, queueId, subscriptionId, inbox, log, acked, tail };
+  }
+
+  /** Waits until `floor` deliveries are ACKED; a failure shows how many are and the consumer's last lines. */
+  async function ackedAtLeast(c: { acked(): Promise<number>; tail(): string }, floor: number, what: string): Promise<void> {
+    try {
+      await eventually(async () => (await c.acked()) >= floor, 90_000, what);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}: ${await c.acked().catch(() => '?')} ACKED; consumer: ${c.tail()}`);
+    }
   }
 
   beforeAll(async () => {
@@ -167,8 +178,12 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
     await galeraWith(env, 'start');
   }, 300_000);
 
+  // Each case's Orbit nodes, proxies and consumer go with it: two cores carry one case at a time.
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve(cleanup()).catch(() => {});
+  });
+
   afterAll(async () => {
-    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => {});
     if (started) await galeraWith(env, 'stop').catch((error: Error) => console.error(error.message));
     lab.remove();
   }, 120_000);
@@ -184,7 +199,7 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
     expect((await direct.hello(c.subscriptionId, 2)).type).toBe('events.welcome');
 
     const publishing = publishAll(balancer.url, c.boot.token, c.queueId, 'minority', history);
-    await eventually(async () => (await c.acked()) >= RESULTS / 5, 60_000, 'a fifth of the results ACKED');
+    await ackedAtLeast(c, RESULTS / 5, 'a fifth of the results ACKED');
 
     history.mark('node 1 cut from the other two');
     lab.cut(switchPorts[0]!);
@@ -196,7 +211,7 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
     const silentFrom = Date.now();
     // The majority carries on: more results ACKED through nodes 2 and 3.
     const ackedAtCut = await c.acked();
-    await eventually(async () => (await c.acked()) >= ackedAtCut + RESULTS / 10, 60_000, 'results ACKED by the majority');
+    await ackedAtLeast(c, ackedAtCut + RESULTS / 10, 'results ACKED by the majority');
     expect((await status(1)).cluster).toBe('Primary');
     console.log(`node 1 cut: non-Primary, unready and its sessions closed within ${silentFrom - cutAt} ms`);
 
@@ -252,7 +267,7 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
     const c = await consume(store, balancer, 'writer');
     const history = new HistoryLog();
     const publishing = publishAll(balancer.url, c.boot.token, c.queueId, 'writer', history);
-    await eventually(async () => (await c.acked()) >= RESULTS / 5, 60_000, 'a fifth of the results ACKED');
+    await ackedAtLeast(c, RESULTS / 5, 'a fifth of the results ACKED');
 
     history.mark('the writer cut from the others');
     lab.cut(switchPorts[0]!);
@@ -260,7 +275,7 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
     await eventually(async () => (await writerName().catch(() => '')) === 'node2', 30_000, 'the proxy moving to node 2');
     const movedAt = Date.now();
     const ackedAtMove = await c.acked();
-    await eventually(async () => (await c.acked()) >= ackedAtMove + RESULTS / 10, 60_000, 'results ACKED through node 2');
+    await ackedAtLeast(c, ackedAtMove + RESULTS / 10, 'results ACKED through node 2');
 
     history.mark('the writer link back');
     lab.heal(switchPorts[0]!);
