@@ -28,7 +28,7 @@ export default defineConfig({
           name: 'unit',
           // Unit and property tests run first, then the real-server suites.
           sequence: { groupOrder: 0 },
-          include: ['spec/**/*.test.ts', 'scripts/**/*.test.ts', '{server,client,conformance}/src/**/*.test.ts'],
+          include: ['spec/**/*.test.ts', 'scripts/**/*.test.ts', '{server,client,conformance,testing}/src/**/*.test.ts'],
           testTimeout: 60_000,
         },
       },
@@ -38,8 +38,15 @@ export default defineConfig({
           name: 'integration',
           sequence: { groupOrder: 1 },
           include: ['{server,client,conformance}/test/**/*.test.ts', 'consumer/**/*.test.ts'],
-          // The Galera cluster suite has a config of its own (vitest.galera.config.ts).
-          exclude: ['server/test/galera/**', '**/node_modules/**'],
+          // The Galera cluster suite and the deployment suite (balancer, partitions) have configs of
+          // their own: vitest.galera.config.ts and vitest.cluster.config.ts.
+          exclude: [
+            'server/test/galera/**',
+            'server/test/cluster/**',
+            'server/test/haproxy.test.ts',
+            'server/test/partition.test.ts',
+            '**/node_modules/**',
+          ],
           testTimeout: 120_000,
           hookTimeout: 60_000,
           // Real servers and databases: two cores, so at most two files at once.

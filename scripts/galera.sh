@@ -12,6 +12,11 @@
 #   scripts/galera.sh urls         the nodes' MySQL URLs, one per line (mysql://root@127.0.0.1:PORT)
 #   scripts/galera.sh pids         the nodes' mariadbd PIDs, one per line (for the benchmark's CPU figures)
 #
+# With GALERA_NETNS ("NS1 NS2 NS3"), node N runs in network namespace NSN, made by the caller
+# (server/test/cluster/galera-partition.test.ts); GALERA_ADDRESSES ("A1 A2 A3") are the addresses the
+# nodes reach each other on, GALERA_HOSTS ("H1 H2 H3") those this host reaches their SQL ports on;
+# each node listens on every address of its namespace.
+#
 # Node N (1–3) listens on 127.0.0.1: SQL port GALERA_PORT+N-1 (3307–3309), group port
 # GALERA_GROUP_PORT+N-1 (4567–4569), IST port GALERA_IST_PORT+N-1 (4577–4579) and rsync SST port
 # GALERA_SST_PORT+N-1 (4587–4589). Every mariadbd runs with --no-defaults --user=mysql on a datadir
@@ -28,6 +33,9 @@ IST_PORT=${GALERA_IST_PORT:-4577}
 SST_PORT=${GALERA_SST_PORT:-4587}
 STATE=${GALERA_STATE:-${TMPDIR:-/tmp}/orbit-galera-$PORT.state}
 NODES=(1 2 3)
+read -r -a NETNS <<<"${GALERA_NETNS:-}"
+read -r -a ADDRESSES <<<"${GALERA_ADDRESSES:-127.0.0.1 127.0.0.1 127.0.0.1}"
+read -r -a HOSTS <<<"${GALERA_HOSTS:-127.0.0.1 127.0.0.1 127.0.0.1}"
 BOOT_TIMEOUT=${GALERA_BOOT_TIMEOUT:-120}
 # Durable commits on every node, as on the single MariaDB the benchmark compares with; 2 trades a
 # crash of the machine (not of the process) for speed.
@@ -40,6 +48,8 @@ die() {
 
 sql_port() { echo $((PORT + $1 - 1)); }
 group_port() { echo $((GROUP_PORT + $1 - 1)); }
+address() { echo "${ADDRESSES[$1 - 1]}"; }
+sql_host() { echo "${HOSTS[$1 - 1]}"; }
 
 root_dir() {
   [[ -f $STATE ]] || die "no cluster recorded in $STATE (run: scripts/galera.sh start)"
@@ -57,7 +67,11 @@ node_pid() {
 }
 
 query() { # node sql
-  mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$(sql_port "$1")" -u root -N -B -e "$2" 2>/dev/null
+  if ((${#NETNS[@]} > 0)); then
+    ip netns exec "${NETNS[$1 - 1]}" mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$(sql_port "$1")" -u root -N -B -e "$2" 2>/dev/null
+  else
+    mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$(sql_port "$1")" -u root -N -B -e "$2" 2>/dev/null
+  fi
 }
 
 wsrep_status() { # node name
@@ -77,17 +91,22 @@ port_free() {
 launch() {
   local root=$1 n=$2
   shift 2
-  local dir=$root/node$n peers="" i
-  for i in "${NODES[@]}"; do peers+="${peers:+,}127.0.0.1:$(group_port "$i")"; done
-  setsid mariadbd --no-defaults --user=mysql \
+  local dir=$root/node$n peers="" i me bind=127.0.0.1 wrap=()
+  for i in "${NODES[@]}"; do peers+="${peers:+,}$(address "$i"):$(group_port "$i")"; done
+  me=$(address "$n")
+  if ((${#NETNS[@]} > 0)); then
+    bind=0.0.0.0
+    wrap=(ip netns exec "${NETNS[n - 1]}")
+  fi
+  setsid "${wrap[@]}" mariadbd --no-defaults --user=mysql \
     --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" --log-error="$dir/error.log" \
-    --bind-address=127.0.0.1 --port="$(sql_port "$n")" --skip-name-resolve \
+    --bind-address="$bind" --port="$(sql_port "$n")" --skip-name-resolve \
     --max-connections=300 --innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit="$FLUSH" \
     --binlog-format=ROW --default-storage-engine=InnoDB --innodb-autoinc-lock-mode=2 \
     --wsrep-on=ON --wsrep-provider="$PROVIDER" --wsrep-cluster-name=orbit-test --wsrep-node-name="node$n" \
-    --wsrep-cluster-address="gcomm://$peers" --wsrep-node-address="127.0.0.1:$(group_port "$n")" \
-    --wsrep-provider-options="gmcast.listen_addr=tcp://127.0.0.1:$(group_port "$n");ist.recv_addr=127.0.0.1:$((IST_PORT + n - 1));gcache.size=256M" \
-    --wsrep-sst-method=rsync --wsrep-sst-receive-address="127.0.0.1:$((SST_PORT + n - 1))" \
+    --wsrep-cluster-address="gcomm://$peers" --wsrep-node-address="$me:$(group_port "$n")" \
+    --wsrep-provider-options="gmcast.listen_addr=tcp://$me:$(group_port "$n");ist.recv_addr=$me:$((IST_PORT + n - 1));gcache.size=256M" \
+    --wsrep-sst-method=rsync --wsrep-sst-receive-address="$me:$((SST_PORT + n - 1))" \
     --wsrep-slave-threads=2 \
     "$@" </dev/null >>"$dir/stdout.log" 2>&1 &
   echo $! >"$dir/pid"
@@ -148,6 +167,12 @@ cmd_start() {
   done
   launch "$root" 1 --wsrep-new-cluster
   wait_synced "$root" 1 1
+  # In namespaces the host, the proxy and Orbit connect from the namespaces' link addresses, not
+  # from loopback: root may log in from any address (joiners get the grant with their copy).
+  if ((${#NETNS[@]} > 0)); then
+    query 1 "CREATE USER IF NOT EXISTS 'root'@'%'; GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION" ||
+      die "could not let root in from the namespaces' links"
+  fi
   launch "$root" 2
   wait_synced "$root" 2 2
   launch "$root" 3
@@ -246,7 +271,7 @@ cmd_pids() {
 
 cmd_urls() {
   local n
-  for n in "${NODES[@]}"; do echo "mysql://root@127.0.0.1:$(sql_port "$n")"; done
+  for n in "${NODES[@]}"; do echo "mysql://root@$(sql_host "$n"):$(sql_port "$n")"; done
 }
 
 case ${1:-} in

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`, in the order the tree depends on itself: first what the suites need (MariaDB on
-// 127.0.0.1:3306, Debian's Chromium for the console test, haproxy and socat for the load-balancer
-// and partition tests), brought up here or refused at once with the one command that fixes it;
+// 127.0.0.1:3306, Debian's Chromium for the console test), brought up here or refused at once with
+// the one command that fixes it (the load-balancer and partition tests are in `npm run test:cluster`);
 // then format and lint (Biome); the layering rules
 // (.dependency-cruiser.cjs: no cycles, arrows down the tree); generate --check (generated/,
 // the AsyncAPI document and the migrations match spec/ and the tables) and the OpenAPI lint; the
@@ -13,13 +13,9 @@ import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 
 const CHROMIUM = '/usr/bin/chromium';
-const HAPROXY = '/usr/sbin/haproxy';
 const MARIADBD = '/usr/sbin/mariadbd';
 const START_MARIADB = `start-stop-daemon --start --oknodo --background --exec ${MARIADBD} -- --user=mysql`;
 const INSTALL_CHROMIUM = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium';
-const INSTALL_HAPROXY = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy';
-const SOCAT = '/usr/bin/socat';
-const INSTALL_SOCAT = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends socat';
 const isRoot = process.getuid?.() === 0;
 
 function run(command, args, options = {}) {
@@ -69,8 +65,6 @@ function ensurePackage(binary, install, why) {
 await ensureMariadb();
 // The console test drives Debian's Chromium with playwright-core (no browser download).
 ensurePackage(CHROMIUM, INSTALL_CHROMIUM, 'the console test needs it');
-ensurePackage(HAPROXY, INSTALL_HAPROXY, 'the load-balancer test runs deploy/haproxy/orbit.cfg');
-ensurePackage(SOCAT, INSTALL_SOCAT, 'the partition test forwards a network namespace to MariaDB with it');
 
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 run('npx', ['biome', 'ci', '--reporter=summary', '.']);

@@ -19,13 +19,12 @@
  * such transaction again; the row gives both per event. The section boots the cluster when none is
  * running (about a minute) and stops what it started.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
+import { haproxyMissing, startWriterProxy } from '@orbit/testing';
 import { Store } from '../../server/src/internal.ts';
 import { mysqlCounters } from '../lib/machine.ts';
 import { measureRate, type Producer, type RateSample, type Timing } from '../lib/measure.ts';
@@ -36,47 +35,6 @@ import { leadFor } from './e2e.ts';
 
 const run = promisify(execFile);
 const SCRIPT = fileURLToPath(new URL('../../scripts/galera.sh', import.meta.url));
-const HAPROXY = '/usr/sbin/haproxy';
-const WRITER_CONFIG = fileURLToPath(new URL('../../deploy/haproxy/galera-writer.cfg', import.meta.url));
-const WRITER_CHECK = fileURLToPath(new URL('../../deploy/haproxy/galera-check.sh', import.meta.url));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** haproxy with the one-writer configuration in front of the nodes; resolves once it answers. */
-async function writerProxy(nodes: readonly string[]): Promise<{ url: string; process: ChildProcess }> {
-  const listen = `127.0.0.1:${await freePort()}`;
-  const proxy = spawn(HAPROXY, ['-db', '-f', WRITER_CONFIG], {
-    env: {
-      ...process.env,
-      GALERA_LB_LISTEN: listen,
-      GALERA_NODE_1: new URL(nodes[0]!).host,
-      GALERA_NODE_2: new URL(nodes[1]!).host,
-      GALERA_NODE_3: new URL(nodes[2]!).host,
-      GALERA_CHECK: WRITER_CHECK,
-    },
-    stdio: 'ignore',
-  });
-  const url = `mysql://root@${listen}`;
-  for (let i = 0; i < 100; i++) {
-    const conn = await mysql.createConnection({ uri: url }).catch(() => null);
-    if (conn) {
-      await conn.end();
-      return { url, process: proxy };
-    }
-    await sleep(100);
-  }
-  proxy.kill('SIGKILL');
-  throw new Error('haproxy did not answer within 10 s');
-}
 
 export const GALERA_LAYOUTS = ['one MariaDB', 'galera 3 writers', 'galera 1 writer', 'galera 1 writer via HAProxy'] as const;
 export type GaleraLayout = (typeof GALERA_LAYOUTS)[number];
@@ -279,11 +237,12 @@ export async function galeraBench(args: {
     for (const layout of wanted.filter((l) => l.startsWith('galera'))) {
       args.log(`galera section: ${layout}, ${GALERA_CASE_LABEL}`);
       if (layout === 'galera 1 writer via HAProxy') {
-        if (!existsSync(HAPROXY)) {
-          problems.push(`galera: ${HAPROXY} is missing, "${layout}" skipped (apt-get install -y haproxy)`);
+        const missing = haproxyMissing();
+        if (missing) {
+          problems.push(`galera: "${layout}" skipped: ${missing}`);
           continue;
         }
-        const proxy = await writerProxy(nodes);
+        const proxy = await startWriterProxy(nodes.map((url) => new URL(url).host));
         try {
           results.push(
             await runLayout({
@@ -296,7 +255,7 @@ export async function galeraBench(args: {
             }),
           );
         } finally {
-          proxy.process.kill('SIGKILL');
+          proxy.stop();
         }
         continue;
       }

@@ -4,31 +4,32 @@
  * The example consumer (a MySQL Inbox) and the publisher talk only to the balancer. While results
  * flow, each node in turn is drained by SIGTERM and started again: a rolling restart. The
  * consumer's connections end with 1001 and it reconnects through the balancer to a node that is
- * up, re-sending the proofs it holds. At the end every result was handled once and every delivery
- * is ACKED.
+ * up, re-sending the proofs it holds. At the end every result was handled once and the history
+ * check (testing/src/history.ts) passes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
+  checkHistory,
   eventually,
   freePort,
   freshDatabase,
   handledByExample,
+  HistoryLog,
+  haproxyMissing,
   openStore,
+  type HaproxyProcess,
   publishUntilAnswered,
   type ServerProcess,
   spawnExampleConsumer,
   type Store,
   spawnServer,
+  startOrbitBalancer,
   TASK,
   type TestDatabase,
 } from '@orbit/testing';
 
-const HAPROXY = '/usr/sbin/haproxy';
-const CONFIG = fileURLToPath(new URL('../../deploy/haproxy/orbit.cfg', import.meta.url));
 const RESULTS = 600;
 const SERVER_ENV = { ORBIT_LEASE_DURATION_MS: '3000', ORBIT_POLL_INTERVAL_MS: '50' };
 
@@ -40,14 +41,14 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
   let store: Store;
   const ports: number[] = [];
   const nodes: (ServerProcess | null)[] = [null, null, null];
-  let balancer: ChildProcess | null = null;
+  let balancer: HaproxyProcess | null = null;
   let consumer: ChildProcess | null = null;
-  const balancerLog: string[] = [];
   const consumerLog: string[] = [];
 
   beforeAll(async () => {
-    // npm test installs it (scripts/test.mjs), as it does Chromium.
-    if (!existsSync(HAPROXY)) throw new Error(`${HAPROXY} is missing; install it with: apt-get install -y haproxy`);
+    // npm run test:cluster installs it (server/test/cluster/setup.ts).
+    const missing = haproxyMissing();
+    if (missing) throw new Error(missing);
     orbitDb = await freshDatabase('mysql');
     inboxDb = await freshDatabase('mysql');
     store = await openStore(orbitDb.url);
@@ -57,7 +58,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
 
   afterAll(async () => {
     consumer?.kill('SIGKILL');
-    balancer?.kill('SIGKILL');
+    balancer?.stop();
     await Promise.all(nodes.map((n) => n?.stop('SIGKILL')));
     await store.close();
     await orbitDb.drop();
@@ -65,21 +66,9 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
   });
 
   it('delivers and ACKs every result once through the balancer while every node is drained in turn', async () => {
-    const listen = `127.0.0.1:${await freePort()}`;
-    const lb = `http://${listen}`;
-    balancer = spawn(HAPROXY, ['-db', '-f', CONFIG], {
-      env: {
-        ...process.env,
-        ORBIT_LB_LISTEN: listen,
-        ORBIT_NODE_1: `127.0.0.1:${ports[0]}`,
-        ORBIT_NODE_2: `127.0.0.1:${ports[1]}`,
-        ORBIT_NODE_3: `127.0.0.1:${ports[2]}`,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    balancer.stdout!.on('data', (chunk: Buffer) => balancerLog.push(chunk.toString()));
-    balancer.stderr!.on('data', (chunk: Buffer) => balancerLog.push(chunk.toString()));
-    await eventually(async () => (await fetch(`${lb}/readyz`).catch(() => null))?.status === 200, 10_000, 'the balancer answering');
+    balancer = await startOrbitBalancer(ports.map((port) => `127.0.0.1:${port}`));
+    const lb = balancer.url;
+    const history = new HistoryLog();
 
     const boot = await store.bootstrap({
       namespace: 'lb',
@@ -103,7 +92,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
     const publishing = (async () => {
       for (let n = 0; n < RESULTS; n++) {
         const body = { type: 'task.succeeded', task_id: TASK, task_revision: String(n + 1) };
-        await publishUntilAnswered([lb], { token: boot.token, queueId, key: `lb-${n}`, body });
+        await publishUntilAnswered([lb], { token: boot.token, queueId, key: `lb-${n}`, body, history });
         if (n % 10 === 0) await sleep(20);
       }
     })();
@@ -121,6 +110,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
       const floor = (ackedBefore.at(-1) ?? 0) + 30;
       await eventually(async () => (await acked()) >= floor, 30_000, `${floor} deliveries ACKED before draining node ${i + 1}`);
       ackedBefore.push(await acked());
+      history.mark(`draining node ${i + 1}`);
       expect(await nodes[i]!.stop('SIGTERM')).toBe(0);
       nodes[i] = await spawnServer(orbitDb.url, SERVER_ENV, 20_000, `127.0.0.1:${ports[i]}`);
     }
@@ -132,10 +122,11 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
     await eventually(
       async () => (await acked()) === RESULTS,
       60_000,
-      `all ${RESULTS} deliveries ACKED (consumer: ${consumerLog.join('').slice(-1500)}; haproxy: ${balancerLog.join('').slice(-1500)})`,
+      `all ${RESULTS} deliveries ACKED (consumer: ${consumerLog.join('').slice(-1500)}; haproxy: ${balancer.log.join('').slice(-1500)})`,
     );
-    const [deliveries] = await store.db.all('SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ?', [subscriptionId]);
-    expect(Number(deliveries!.n)).toBe(RESULTS);
+    await sleep(500); // the consumer's last `acked` lines: it prints them after the database committed
+    history.exampleConsumer(consumerLog);
+    expect((await checkHistory('three nodes behind HAProxy, rolling restart', history, store.db, subscriptionId)).failures).toEqual([]);
     expect(await handledByExample(inboxDb.url)).toEqual({ rows: RESULTS, events: RESULTS });
     // The consumer was moved: its connections ended with the drains and it connected again.
     const reconnects = consumerLog

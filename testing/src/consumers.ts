@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
+import type { HistoryLog } from './history.ts';
 
 const EXAMPLE_CONSUMER = fileURLToPath(new URL('../../client/examples/consume-results.ts', import.meta.url));
 
@@ -40,27 +41,37 @@ export function spawnExampleConsumer(
 /**
  * Publishes one result under `key` until it is answered 201 or 200, each attempt on the next of
  * `urls`: a request that a node refused, or that died with it, goes again (the key makes the
- * repeat safe). Gives up after `attempts`, saying what the last one got.
+ * repeat safe). Resolves with the answer's body, which `history` records; gives up after
+ * `attempts`, saying what the last one got.
  */
 export async function publishUntilAnswered(
   urls: readonly string[],
-  args: { token: string; queueId: string; key: string; body: unknown; attempts?: number; pauseMs?: number },
-): Promise<void> {
+  args: { token: string; queueId: string; key: string; body: unknown; attempts?: number; pauseMs?: number; history?: HistoryLog },
+): Promise<any> {
   let last = '';
+  let status = 0;
   for (let attempt = 0; attempt < (args.attempts ?? 200); attempt++) {
+    status = 0;
     last = await fetch(`${urls[attempt % urls.length]}/v1/queues/${args.queueId}/results`, {
       method: 'POST',
       headers: { authorization: `Bearer ${args.token}`, 'idempotency-key': args.key, 'content-type': 'application/json' },
       body: JSON.stringify(args.body),
       signal: AbortSignal.timeout(10_000),
     }).then(
-      async (r) => `${r.status} ${await r.text()}`,
+      async (r) => {
+        status = r.status;
+        return r.text();
+      },
       (error: Error) => `${error.message} ${String(error.cause ?? '')}`,
     );
-    if (last.startsWith('201 ') || last.startsWith('200 ')) return;
+    if (status === 201 || status === 200) {
+      const answer = JSON.parse(last);
+      args.history?.published(args.key, answer);
+      return answer;
+    }
     await new Promise((resolve) => setTimeout(resolve, args.pauseMs ?? 50));
   }
-  throw new Error(`${args.key} got no answer: ${last.slice(0, 300)}`);
+  throw new Error(`${args.key} got no answer: ${status} ${last.slice(0, 300)}`);
 }
 
 /** What the example consumer stored in a MySQL Inbox: its business rows, and their distinct event ids. */

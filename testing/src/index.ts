@@ -18,7 +18,21 @@ export {
 export type { Store } from '../../server/src/internal.ts';
 export { handledByExample, publishUntilAnswered, spawnExampleConsumer } from './consumers.ts';
 export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
+export { ensureDebianPackage } from './debian.ts';
+export { HAPROXY, haproxyMissing, type HaproxyProcess, startOrbitBalancer, startWriterProxy } from './haproxy.ts';
 export { type ApiResponse, api } from './http.ts';
+export { ip, type Link, NetworkLab, netnsMissing } from './netns.ts';
+export {
+  type AckReply,
+  checkHistory,
+  type FinalState,
+  HistoryLog,
+  type HistoryCheck,
+  judge,
+  type Publish,
+  type Receipt,
+  readFinal,
+} from './history.ts';
 export {
   type CliRun,
   cleanEnv,

@@ -67,8 +67,12 @@ export async function serveOrbit(
   timeoutMs = 20_000,
   launcher: readonly string[] = [ORBIT_BIN],
   command: 'serve' | 'dev' = 'serve',
+  namespace?: string,
 ): Promise<OrbitProcess> {
-  const child = spawn(process.execPath, [...launcher, command, ...args], {
+  const argv = [process.execPath, ...launcher, command, ...args];
+  // In a network namespace (testing/src/netns.ts), through `ip netns exec`, which execs the node.
+  const [file, ...rest] = namespace === undefined ? argv : ['ip', 'netns', 'exec', namespace, ...argv];
+  const child = spawn(file!, rest, {
     env: { ...cleanEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -78,7 +82,7 @@ export async function serveOrbit(
     const timer = setTimeout(() => reject(new Error(`server did not start: ${output.join('')}`)), timeoutMs);
     const onData = (chunk: Buffer) => {
       output.push(chunk.toString());
-      const match = /"url":"(https?:\/\/127\.0\.0\.1:\d+)"/.exec(output.join(''));
+      const match = /"url":"(https?:\/\/[0-9.]+:\d+)"/.exec(output.join(''));
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);
@@ -106,14 +110,18 @@ export async function serveOrbit(
 
 export type ServerProcess = OrbitProcess;
 
-/** `orbit serve` on a database; `listen` defaults to a free port chosen by the kernel. */
+/**
+ * `orbit serve` on a database; `listen` defaults to a free port chosen by the kernel; `namespace`
+ * runs it in that network namespace (testing/src/netns.ts).
+ */
 export function spawnServer(
   databaseUrl: string,
   env: Record<string, string> = {},
   timeoutMs = 20_000,
   listen = '127.0.0.1:0',
+  namespace?: string,
 ): Promise<ServerProcess> {
-  return serveOrbit(['--listen', listen, '--database', databaseUrl], env, timeoutMs);
+  return serveOrbit(['--listen', listen, '--database', databaseUrl], env, timeoutMs, [ORBIT_BIN], 'serve', namespace);
 }
 
 /** A free loopback port (bound, read, released). */

@@ -27,6 +27,8 @@ export interface Frame {
 
 export class TestSocket {
   readonly frames: Frame[] = [];
+  /** Every frame received, read or not, with when it arrived (ms since the epoch): for the history checker. */
+  readonly received: { readonly frame: Frame; readonly at: number }[] = [];
   private waiters: Array<() => void> = [];
   closed: { code: number; reason: string } | null = null;
   sessionId: string | null = null;
@@ -52,6 +54,7 @@ export class TestSocket {
       if (isBinary || !validateServerFrame(frame))
         this.invalid.push(`invalid server frame: ${text} ${JSON.stringify(validateServerFrame.errors)}`);
       this.frames.push(frame);
+      this.received.push({ frame, at: Date.now() });
       this.wake();
     });
     ws.on('close', (code, reason) => {

@@ -16,8 +16,13 @@ export const GALERA_SCRIPT = fileURLToPath(new URL('../../../scripts/galera.sh',
  * when the script fails.
  */
 export function galera(...args: string[]): Promise<string> {
+  return galeraWith({}, ...args);
+}
+
+/** `galera(...)` with settings of its own added to the environment (another cluster: its ports, its namespaces). */
+export function galeraWith(env: Record<string, string>, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [GALERA_SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', [GALERA_SCRIPT, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

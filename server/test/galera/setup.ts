@@ -25,7 +25,7 @@ function portFree(port: number): Promise<boolean> {
  * Twelve free consecutive ports below Linux's ephemeral range (32768 up), for the nodes' SQL,
  * group, IST and SST ports (three each; scripts/galera.sh numbers them from the first of each).
  */
-async function freePorts(): Promise<Record<string, string>> {
+export async function freePorts(): Promise<Record<string, string>> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const base = 20_000 + 12 * Math.floor(Math.random() * 1000);
     const free = await Promise.all(Array.from({ length: 12 }, (_, i) => portFree(base + i)));
