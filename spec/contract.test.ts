@@ -789,7 +789,7 @@ describe('openapi.yaml structure', () => {
   });
 
   it("lists in GetCredential's permissions exactly the permissions the operations need", () => {
-    const credential = openapi.components.schemas.Credential;
+    const credential = ((openapi.components as JsonObject).schemas as JsonObject).Credential as any;
     expect(credential.properties.permissions.items.enum).toEqual([...generated.PERMISSIONS]);
   });
 
