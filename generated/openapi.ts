@@ -260,6 +260,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the queues of the calling credential
+         * @description Permission `events:read`. Orbit's extension to the seed: the queues in the calling
+         *     credential's queue set (the queues every other operation lets it name), each with its id
+         *     and its name, newest first (by creation time, then id). Only the credential's own queues are
+         *     listed, never another queue of its namespace. A client or the console finds a `queue_id`
+         *     here instead of keeping the output of `orbit bootstrap`. Paging works like the other lists:
+         *     a cursor is bound to the credential and the namespace.
+         */
+        get: operations["ListQueues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credential": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the calling credential
+         * @description Permission `events:read`. Orbit's extension to the seed: what the calling credential is
+         *     (its id, namespace and application) and what it may do (its permissions and the number of
+         *     its queues; `ListQueues` lists them). Never its token nor a digest of it.
+         */
+        get: operations["GetCredential"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the effective settings of the serving node
+         * @description Permission `events:read`. Orbit's extension to the seed: the effective value of every
+         *     setting of the node that answers (the table of `orbit settings --markdown`, in its order),
+         *     after flags, environment, config file and defaults were applied. A secret is never sent:
+         *     the metrics token is `"[redacted]"` when one is set, and the database URL has its password
+         *     replaced by `***`. Nodes of one deployment may run with different settings; each answers
+         *     with its own.
+         */
+        get: operations["GetSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/connect": {
         parameters: {
             query?: never;
@@ -544,6 +616,40 @@ export interface components {
             items: components["schemas"]["SubscriptionSession"][];
             next_cursor?: string;
         };
+        /** @description Orbit extension. One page of the calling credential's queues; `next_cursor` is absent on the last page. */
+        QueueList: {
+            items: components["schemas"]["Queue"][];
+            next_cursor?: string;
+        };
+        /** @description Orbit extension. A queue of the calling credential. */
+        Queue: {
+            id: components["schemas"]["Id"];
+            /** @description The name the queue was created with (`orbit bootstrap --queue NAME`), unique in its namespace. */
+            name: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description Orbit extension. The calling credential, without its token. */
+        Credential: {
+            credential_id: components["schemas"]["Id"];
+            namespace_id: components["schemas"]["Id"];
+            application_id: components["schemas"]["Id"];
+            /** @description The actions the credential may take, sorted. */
+            permissions: ("events:consume" | "events:manage" | "events:read" | "results:publish")[];
+            /** @description How many queues the credential may name (`ListQueues` lists them). */
+            queue_count: number;
+        };
+        /** @description Orbit extension. The effective settings of the node that answered, in the order of the settings table. */
+        Settings: {
+            items: components["schemas"]["Setting"][];
+        };
+        /**
+         * @description One setting: its name (the config-file key; `--name-with-dashes` as a flag, `ORBIT_NAME` in
+         *     the environment) and its effective value. `null` means unset (no TLS, no metrics token).
+         */
+        Setting: {
+            name: string;
+            value: string | number | boolean | null;
+        };
         /**
          * @description Orbit extension. One event session bound to the subscription. `session_id` is the
          *     `session_id` of its frames; `node_id` names the `orbit serve` process that holds the
@@ -674,6 +780,21 @@ export interface components {
         SubscriptionSessionListEnvelope: {
             request_id: components["schemas"]["Id"];
             data: components["schemas"]["SubscriptionSessionList"];
+        };
+        /** @description Success envelope of ListQueues. */
+        QueueListEnvelope: {
+            request_id: components["schemas"]["Id"];
+            data: components["schemas"]["QueueList"];
+        };
+        /** @description Success envelope of GetCredential. */
+        CredentialEnvelope: {
+            request_id: components["schemas"]["Id"];
+            data: components["schemas"]["Credential"];
+        };
+        /** @description Success envelope of GetSettings. */
+        SettingsEnvelope: {
+            request_id: components["schemas"]["Id"];
+            data: components["schemas"]["Settings"];
         };
         /** @description Success envelope of ListEventDeliveries (spec/rules.md#s1-18). */
         DeliveryListEnvelope: {
@@ -1367,6 +1488,89 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    ListQueues: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1-100; 20 when omitted. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The opaque, tamper-evident `next_cursor` of the previous page, used with the same filters. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of queues. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueListEnvelope"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GetCredential: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling credential. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialEnvelope"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    GetSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings of this node. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsEnvelope"];
+                };
+            };
+            400: components["responses"]["InvalidArgument"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["PermissionDenied"];
             503: components["responses"]["Unavailable"];
         };
     };

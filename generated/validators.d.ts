@@ -37,6 +37,11 @@ export declare const validateSubscriptionList: Validator<components["schemas"]["
 export declare const validateSubscriptionHistory: Validator<components["schemas"]["SubscriptionHistory"]>;
 export declare const validateSubscriptionHistoryEntry: Validator<components["schemas"]["SubscriptionHistoryEntry"]>;
 export declare const validateSubscriptionSessionList: Validator<components["schemas"]["SubscriptionSessionList"]>;
+export declare const validateQueueList: Validator<components["schemas"]["QueueList"]>;
+export declare const validateQueue: Validator<components["schemas"]["Queue"]>;
+export declare const validateCredential: Validator<components["schemas"]["Credential"]>;
+export declare const validateSettings: Validator<components["schemas"]["Settings"]>;
+export declare const validateSetting: Validator<components["schemas"]["Setting"]>;
 export declare const validateSubscriptionSession: Validator<components["schemas"]["SubscriptionSession"]>;
 export declare const validateReason: Validator<components["schemas"]["Reason"]>;
 export declare const validateConfigureSubscriptionRequest: Validator<components["schemas"]["ConfigureSubscriptionRequest"]>;
@@ -60,6 +65,9 @@ export declare const validateSubscriptionResultEnvelope: Validator<components["s
 export declare const validateSubscriptionListEnvelope: Validator<components["schemas"]["SubscriptionListEnvelope"]>;
 export declare const validateSubscriptionHistoryEnvelope: Validator<components["schemas"]["SubscriptionHistoryEnvelope"]>;
 export declare const validateSubscriptionSessionListEnvelope: Validator<components["schemas"]["SubscriptionSessionListEnvelope"]>;
+export declare const validateQueueListEnvelope: Validator<components["schemas"]["QueueListEnvelope"]>;
+export declare const validateCredentialEnvelope: Validator<components["schemas"]["CredentialEnvelope"]>;
+export declare const validateSettingsEnvelope: Validator<components["schemas"]["SettingsEnvelope"]>;
 export declare const validateDeliveryListEnvelope: Validator<components["schemas"]["DeliveryListEnvelope"]>;
 export declare const validateDeliveryDetailEnvelope: Validator<components["schemas"]["DeliveryDetailEnvelope"]>;
 export declare const validateDeliveryRetryResultEnvelope: Validator<components["schemas"]["DeliveryRetryResultEnvelope"]>;

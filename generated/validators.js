@@ -7897,7 +7897,122 @@ return errors === 0;
 }
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionSession = validate98;
+export const validateQueueList = validate98;
+const schema219 = {"description":"Orbit extension. One page of the calling credential's queues; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Queue"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+const schema220 = {"description":"Orbit extension. A queue of the calling credential.","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"name":{"description":"The name the queue was created with (`orbit bootstrap --queue NAME`), unique in its namespace.","type":"string","minLength":1,"maxLength":128},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"}},"required":["id","name","created_at"],"additionalProperties":false};
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
+validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "id") || (key0 === "name")) || (key0 === "created_at"))){
+validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.id !== undefined){
+let data0 = data.id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate99.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate99.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.name !== undefined){
+let data1 = data.name;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func8(data1) > 128){
+validate99.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate99.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate99.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+let data2 = data.created_at;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern18.test(data2)){
+validate99.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate99.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate99.errors = vErrors;
+return errors === 0;
+}
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -7912,33 +8027,47 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.node_id === undefined) && (missing0 = "node_id"))) || ((data.capacity === undefined) && (missing0 = "capacity"))) || ((data.leases_held === undefined) && (missing0 = "leases_held"))) || ((data.connected_at === undefined) && (missing0 = "connected_at"))) || ((data.last_seen_at === undefined) && (missing0 = "last_seen_at"))) || ((data.node_last_seen_at === undefined) && (missing0 = "node_last_seen_at"))){
+if((data.items === undefined) && (missing0 = "items")){
 validate98.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((((key0 === "session_id") || (key0 === "node_id")) || (key0 === "capacity")) || (key0 === "leases_held")) || (key0 === "connected_at")) || (key0 === "last_seen_at")) || (key0 === "node_last_seen_at"))){
+if(!((key0 === "items") || (key0 === "next_cursor"))){
 validate98.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.session_id !== undefined){
-let data0 = data.session_id;
+if(data.items !== undefined){
+let data0 = data.items;
 const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate98.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+if(errors === _errs2){
+if(Array.isArray(data0)){
+if(data0.length > 100){
+validate98.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate99(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
 }
 }
 else {
-validate98.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate98.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7948,19 +8077,18 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.node_id !== undefined){
-let data1 = data.node_id;
+if(data.next_cursor !== undefined){
+let data2 = data.next_cursor;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data1 === "string"){
-if(!pattern4.test(data1)){
-validate98.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func8(data2) < 1){
+validate98.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate98.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate98.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7968,125 +8096,6 @@ var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.capacity !== undefined){
-let data2 = data.capacity;
-const _errs8 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate98.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs8){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 32 || isNaN(data2)){
-validate98.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
-return false;
-}
-else {
-if(data2 < 1 || isNaN(data2)){
-validate98.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.leases_held !== undefined){
-let data3 = data.leases_held;
-const _errs10 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate98.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 0 || isNaN(data3)){
-validate98.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.connected_at !== undefined){
-let data4 = data.connected_at;
-const _errs12 = errors;
-const _errs13 = errors;
-if(errors === _errs13){
-if(typeof data4 === "string"){
-if(!pattern18.test(data4)){
-validate98.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs12 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.last_seen_at !== undefined){
-let data5 = data.last_seen_at;
-const _errs15 = errors;
-const _errs16 = errors;
-if(errors === _errs16){
-if(typeof data5 === "string"){
-if(!pattern18.test(data5)){
-validate98.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs15 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.node_last_seen_at !== undefined){
-let data6 = data.node_last_seen_at;
-const _errs18 = errors;
-const _errs19 = errors;
-if(errors === _errs19){
-if(typeof data6 === "string"){
-if(!pattern18.test(data6)){
-validate98.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
 }
 }
 }
@@ -8102,150 +8111,7 @@ return errors === 0;
 }
 validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReason = validate99;
-const schema225 = {"description":"A non-empty audit reason of at most 1024 Unicode characters (spec/rules.md#s3-9).","type":"string","minLength":1,"maxLength":1024};
-
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate99.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(typeof data === "string"){
-if(func8(data) > 1024){
-validate99.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data) < 1){
-validate99.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-validate99.errors = vErrors;
-return errors === 0;
-}
-validate99.evaluated = {"dynamicProps":false,"dynamicItems":false};
-
-export const validateConfigureSubscriptionRequest = validate100;
-const schema226 = {"description":"All three fields are required (spec/rules.md#s3-7).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
-
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate100.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate100.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
-validate100.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate100.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
-return false;
-}
-}
-else {
-validate100.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.enabled !== undefined){
-const _errs5 = errors;
-if(typeof data.enabled !== "boolean"){
-validate100.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-let data2 = data.reason;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func8(data2) > 1024){
-validate100.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data2) < 1){
-validate100.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate100.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate100.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate100.errors = vErrors;
-return errors === 0;
-}
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateRetireSubscriptionRequest = validate101;
-const schema229 = {"description":"Both fields are required (spec/README.md, Subscriptions).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
+export const validateQueue = validate101;
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8260,33 +8126,33 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
+if((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
 validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "expected_revision") || (key0 === "reason"))){
+if(!(((key0 === "id") || (key0 === "name")) || (key0 === "created_at"))){
 validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.id !== undefined){
+let data0 = data.id;
 const _errs2 = errors;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate101.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(!pattern4.test(data0)){
+validate101.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate101.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate101.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8296,25 +8162,24 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.name !== undefined){
+let data1 = data.name;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
+if(errors === _errs5){
 if(typeof data1 === "string"){
-if(func8(data1) > 1024){
-validate101.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+if(func8(data1) > 128){
+validate101.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func8(data1) < 1){
-validate101.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate101.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate101.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate101.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8322,6 +8187,29 @@ var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.created_at !== undefined){
+let data2 = data.created_at;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern18.test(data2)){
+validate101.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate101.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -8337,8 +8225,8 @@ return errors === 0;
 }
 validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateRetryDeliveryRequest = validate102;
-const schema232 = {"description":"`expected_revision` is the delivery revision; all three fields are required (spec/rules.md#s4-22).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+export const validateCredential = validate102;
+const schema226 = {"description":"Orbit extension. The calling credential, without its token.","type":"object","properties":{"credential_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"namespace_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"application_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"permissions":{"description":"The actions the credential may take, sorted.","type":"array","items":{"type":"string","enum":["events:consume","events:manage","events:read","results:publish"]},"uniqueItems":true},"queue_count":{"description":"How many queues the credential may name (`ListQueues` lists them).","type":"integer","minimum":0}},"required":["credential_id","namespace_id","application_id","permissions","queue_count"],"additionalProperties":false};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8353,33 +8241,33 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+if((((((data.credential_id === undefined) && (missing0 = "credential_id")) || ((data.namespace_id === undefined) && (missing0 = "namespace_id"))) || ((data.application_id === undefined) && (missing0 = "application_id"))) || ((data.permissions === undefined) && (missing0 = "permissions"))) || ((data.queue_count === undefined) && (missing0 = "queue_count"))){
 validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+if(!(((((key0 === "credential_id") || (key0 === "namespace_id")) || (key0 === "application_id")) || (key0 === "permissions")) || (key0 === "queue_count"))){
 validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
+if(data.credential_id !== undefined){
+let data0 = data.credential_id;
 const _errs2 = errors;
 const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate102.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+if(!pattern4.test(data0)){
+validate102.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate102.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8389,25 +8277,19 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.namespace_id !== undefined){
+let data1 = data.namespace_id;
 const _errs5 = errors;
 const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
-if(func8(data1) > 1024){
-validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data1) < 1){
-validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(!pattern4.test(data1)){
+validate102.errors = [{instancePath:instancePath+"/namespace_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
-}
 else {
-validate102.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate102.errors = [{instancePath:instancePath+"/namespace_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8417,31 +8299,104 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.additional_attempts !== undefined){
-let data2 = data.additional_attempts;
+if(data.application_id !== undefined){
+let data2 = data.application_id;
 const _errs8 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate102.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate102.errors = [{instancePath:instancePath+"/application_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
-if(errors === _errs8){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 > 100 || isNaN(data2)){
-validate102.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
-return false;
 }
 else {
-if(data2 < 1 || isNaN(data2)){
-validate102.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate102.errors = [{instancePath:instancePath+"/application_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
-}
-}
 }
 }
 var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.permissions !== undefined){
+let data3 = data.permissions;
+const _errs11 = errors;
+if(errors === _errs11){
+if(Array.isArray(data3)){
+var valid4 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+const _errs13 = errors;
+if(typeof data4 !== "string"){
+validate102.errors = [{instancePath:instancePath+"/permissions/" + i0,schemaPath:"#/properties/permissions/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((((data4 === "events:consume") || (data4 === "events:manage")) || (data4 === "events:read")) || (data4 === "results:publish"))){
+validate102.errors = [{instancePath:instancePath+"/permissions/" + i0,schemaPath:"#/properties/permissions/items/enum",keyword:"enum",params:{allowedValues: schema226.properties.permissions.items.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid4 = _errs13 === errors;
+if(!valid4){
+break;
+}
+}
+if(valid4){
+let i1 = data3.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data3[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+validate102.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+return false;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.queue_count !== undefined){
+let data5 = data.queue_count;
+const _errs15 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate102.errors = [{instancePath:instancePath+"/queue_count",schemaPath:"#/properties/queue_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate102.errors = [{instancePath:instancePath+"/queue_count",schemaPath:"#/properties/queue_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -8458,8 +8413,10 @@ return errors === 0;
 }
 validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryList = validate103;
-const schema235 = {"description":"One page of deliveries (spec/rules.md#s4-3); `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+export const validateSettings = validate103;
+const schema230 = {"description":"Orbit extension. The effective settings of the node that answered, in the order of the settings table.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Setting"}}},"required":["items"],"additionalProperties":false};
+const schema231 = {"description":"One setting: its name (the config-file key; `--name-with-dashes` as a flag, `ORBIT_NAME` in\nthe environment) and its effective value. `null` means unset (no TLS, no metrics token).\n","type":"object","properties":{"name":{"type":"string","pattern":"^[a-z][a-z0-9_]*$"},"value":{"anyOf":[{"type":"string"},{"type":"integer"},{"type":"boolean"},{"type":"null"}]}},"required":["name","value"],"additionalProperties":false};
+const pattern147 = new RegExp("^[a-z][a-z0-9_]*$", "u");
 
 function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -8481,7 +8438,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "items") || (key0 === "next_cursor"))){
+if(!(key0 === "items")){
 validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -8493,8 +8450,916 @@ let data0 = data.items;
 const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if(((data1.name === undefined) && (missing1 = "name")) || ((data1.value === undefined) && (missing1 = "value"))){
+validate103.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs7 = errors;
+for(const key1 in data1){
+if(!((key1 === "name") || (key1 === "value"))){
+validate103.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs7 === errors){
+if(data1.name !== undefined){
+let data2 = data1.name;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(!pattern147.test(data2)){
+validate103.errors = [{instancePath:instancePath+"/items/" + i0+"/name",schemaPath:"#/$defs/Setting/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""}];
+return false;
+}
+}
+else {
+validate103.errors = [{instancePath:instancePath+"/items/" + i0+"/name",schemaPath:"#/$defs/Setting/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs8 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data1.value !== undefined){
+let data3 = data1.value;
+const _errs10 = errors;
+const _errs11 = errors;
+let valid4 = false;
+const _errs12 = errors;
+if(typeof data3 !== "string"){
+const err0 = {instancePath:instancePath+"/items/" + i0+"/value",schemaPath:"#/$defs/Setting/properties/value/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+var _valid0 = _errs12 === errors;
+valid4 = valid4 || _valid0;
+const _errs14 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err1 = {instancePath:instancePath+"/items/" + i0+"/value",schemaPath:"#/$defs/Setting/properties/value/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs14 === errors;
+valid4 = valid4 || _valid0;
+const _errs16 = errors;
+if(typeof data3 !== "boolean"){
+const err2 = {instancePath:instancePath+"/items/" + i0+"/value",schemaPath:"#/$defs/Setting/properties/value/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
+valid4 = valid4 || _valid0;
+const _errs18 = errors;
+if(data3 !== null){
+const err3 = {instancePath:instancePath+"/items/" + i0+"/value",schemaPath:"#/$defs/Setting/properties/value/anyOf/3/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs18 === errors;
+valid4 = valid4 || _valid0;
+if(!valid4){
+const err4 = {instancePath:instancePath+"/items/" + i0+"/value",schemaPath:"#/$defs/Setting/properties/value/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate103.errors = vErrors;
+return false;
+}
+else {
+errors = _errs11;
+if(vErrors !== null){
+if(_errs11){
+vErrors.length = _errs11;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid3 = _errs10 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+validate103.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate103.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+}
+}
+}
+}
+else {
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate103.errors = vErrors;
+return errors === 0;
+}
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSetting = validate104;
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate104.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.name === undefined) && (missing0 = "name")) || ((data.value === undefined) && (missing0 = "value"))){
+validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "name") || (key0 === "value"))){
+validate104.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.name !== undefined){
+let data0 = data.name;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern147.test(data0)){
+validate104.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""}];
+return false;
+}
+}
+else {
+validate104.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.value !== undefined){
+let data1 = data.value;
+const _errs4 = errors;
+const _errs5 = errors;
+let valid1 = false;
+const _errs6 = errors;
+if(typeof data1 !== "string"){
+const err0 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+var _valid0 = _errs6 === errors;
+valid1 = valid1 || _valid0;
+const _errs8 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err1 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/1/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+var _valid0 = _errs8 === errors;
+valid1 = valid1 || _valid0;
+const _errs10 = errors;
+if(typeof data1 !== "boolean"){
+const err2 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/2/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+var _valid0 = _errs10 === errors;
+valid1 = valid1 || _valid0;
+const _errs12 = errors;
+if(data1 !== null){
+const err3 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/3/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs12 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err4 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+validate104.errors = vErrors;
+return false;
+}
+else {
+errors = _errs5;
+if(vErrors !== null){
+if(_errs5){
+vErrors.length = _errs5;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate104.errors = vErrors;
+return errors === 0;
+}
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateSubscriptionSession = validate105;
+
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate105.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.node_id === undefined) && (missing0 = "node_id"))) || ((data.capacity === undefined) && (missing0 = "capacity"))) || ((data.leases_held === undefined) && (missing0 = "leases_held"))) || ((data.connected_at === undefined) && (missing0 = "connected_at"))) || ((data.last_seen_at === undefined) && (missing0 = "last_seen_at"))) || ((data.node_last_seen_at === undefined) && (missing0 = "node_last_seen_at"))){
+validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "session_id") || (key0 === "node_id")) || (key0 === "capacity")) || (key0 === "leases_held")) || (key0 === "connected_at")) || (key0 === "last_seen_at")) || (key0 === "node_last_seen_at"))){
+validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.session_id !== undefined){
+let data0 = data.session_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate105.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate105.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.node_id !== undefined){
+let data1 = data.node_id;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(!pattern4.test(data1)){
+validate105.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate105.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capacity !== undefined){
+let data2 = data.capacity;
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate105.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 32 || isNaN(data2)){
+validate105.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate105.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.leases_held !== undefined){
+let data3 = data.leases_held;
+const _errs10 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate105.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+validate105.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.connected_at !== undefined){
+let data4 = data.connected_at;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(typeof data4 === "string"){
+if(!pattern18.test(data4)){
+validate105.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate105.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.last_seen_at !== undefined){
+let data5 = data.last_seen_at;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data5 === "string"){
+if(!pattern18.test(data5)){
+validate105.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate105.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.node_last_seen_at !== undefined){
+let data6 = data.node_last_seen_at;
+const _errs18 = errors;
+const _errs19 = errors;
+if(errors === _errs19){
+if(typeof data6 === "string"){
+if(!pattern18.test(data6)){
+validate105.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate105.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate105.errors = vErrors;
+return errors === 0;
+}
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateReason = validate106;
+const schema239 = {"description":"A non-empty audit reason of at most 1024 Unicode characters (spec/rules.md#s3-9).","type":"string","minLength":1,"maxLength":1024};
+
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate106.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(typeof data === "string"){
+if(func8(data) > 1024){
+validate106.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data) < 1){
+validate106.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+validate106.errors = vErrors;
+return errors === 0;
+}
+validate106.evaluated = {"dynamicProps":false,"dynamicItems":false};
+
+export const validateConfigureSubscriptionRequest = validate107;
+const schema240 = {"description":"All three fields are required (spec/rules.md#s3-7).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
+
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate107.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
+validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate107.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.enabled !== undefined){
+const _errs5 = errors;
+if(typeof data.enabled !== "boolean"){
+validate107.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data2 = data.reason;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func8(data2) > 1024){
+validate107.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data2) < 1){
+validate107.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate107.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate107.errors = vErrors;
+return errors === 0;
+}
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateRetireSubscriptionRequest = validate108;
+const schema243 = {"description":"Both fields are required (spec/README.md, Subscriptions).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate108.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
+validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "expected_revision") || (key0 === "reason"))){
+validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate108.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(func8(data1) > 1024){
+validate108.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate108.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate108.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate108.errors = vErrors;
+return errors === 0;
+}
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateRetryDeliveryRequest = validate109;
+const schema246 = {"description":"`expected_revision` is the delivery revision; all three fields are required (spec/rules.md#s4-22).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate109.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+validate109.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate109.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate109.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(func8(data1) > 1024){
+validate109.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate109.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate109.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.additional_attempts !== undefined){
+let data2 = data.additional_attempts;
+const _errs8 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate109.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs8){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 100 || isNaN(data2)){
+validate109.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+return false;
+}
+else {
+if(data2 < 1 || isNaN(data2)){
+validate109.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate109.errors = vErrors;
+return errors === 0;
+}
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliveryList = validate110;
+const schema249 = {"description":"One page of deliveries (spec/rules.md#s4-3); `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate110.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.items === undefined) && (missing0 = "items")){
+validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "items") || (key0 === "next_cursor"))){
+validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.items !== undefined){
+let data0 = data.items;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
 if(data0.length > 100){
-validate103.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate110.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
@@ -8514,7 +9379,7 @@ break;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate110.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8530,12 +9395,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func8(data2) < 1){
-validate103.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate110.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate110.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8549,22 +9414,22 @@ var valid0 = true;
 }
 }
 else {
-validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate103.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetail = validate105;
-const schema236 = {"description":"A delivery and its result event; never a lease secret (spec/rules.md#s4-15,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
+export const validateDeliveryDetail = validate112;
+const schema250 = {"description":"A delivery and its result event; never a lease secret (spec/rules.md#s4-15,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8575,14 +9440,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.event === undefined) && (missing0 = "event"))){
-validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "event"))){
-validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate112.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8616,22 +9481,22 @@ var valid0 = true;
 }
 }
 else {
-validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate105.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResult = validate108;
-const schema237 = {"description":"The receipt of a manual retry (spec/rules.md#s4-23,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
+export const validateDeliveryRetryResult = validate115;
+const schema251 = {"description":"The receipt of a manual retry (spec/rules.md#s4-23,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8642,14 +9507,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "deduplicated"))){
-validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8670,7 +9535,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate108.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate115.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -8683,22 +9548,22 @@ var valid0 = true;
 }
 }
 else {
-validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate108.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultMembers = validate110;
-const schema238 = {"description":"The members of one result to publish, shared by `PublishResultRequest` and `PublishResultsItem`,\neach of which closes them with `unevaluatedProperties: false`. The server assigns the event id,\nsequence and occurred_at and builds the snapshot (spec/README.md, The result log).\n","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object","x-orbit-raw-json":true},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`).","x-orbit-raw-json":true},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"}},"required":["type","task_id","task_revision"]};
+export const validatePublishResultMembers = validate117;
+const schema252 = {"description":"The members of one result to publish, shared by `PublishResultRequest` and `PublishResultsItem`,\neach of which closes them with `unevaluatedProperties: false`. The server assigns the event id,\nsequence and occurred_at and builds the snapshot (spec/README.md, The result log).\n","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object","x-orbit-raw-json":true},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`).","x-orbit-raw-json":true},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"}},"required":["type","task_id","task_revision"]};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8709,7 +9574,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.task_id === undefined) && (missing0 = "task_id"))) || ((data.task_revision === undefined) && (missing0 = "task_revision"))){
-validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -8717,11 +9582,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate110.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data0 === "task.succeeded") || (data0 === "task.failed")) || (data0 === "task.cancelled")) || (data0 === "task.needs_review")) || (data0 === "task.requeued"))){
-validate110.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
+validate117.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -8737,12 +9602,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate110.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8759,12 +9624,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(!pattern9.test(data2)){
-validate110.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8778,7 +9643,7 @@ if(data.details !== undefined){
 let data3 = data.details;
 const _errs10 = errors;
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-validate110.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate117.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -8790,7 +9655,7 @@ if(valid0){
 if(data.effect_uncertain !== undefined){
 const _errs12 = errors;
 if(typeof data.effect_uncertain !== "boolean"){
-validate110.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate117.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -8806,12 +9671,12 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data5 === "string"){
 if(!pattern4.test(data5)){
-validate110.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8828,75 +9693,75 @@ var valid0 = true;
 }
 }
 else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate110.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":{"type":true,"task_id":true,"task_revision":true,"details":true,"result":true,"effect_uncertain":true,"current_attempt_id":true},"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":{"type":true,"task_id":true,"task_revision":true,"details":true,"result":true,"effect_uncertain":true,"current_attempt_id":true},"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultRequest = validate111;
-const schema243 = {"description":"One result to publish (spec/README.md, The result log).","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"unevaluatedProperties":false};
+export const validatePublishResultRequest = validate118;
+const schema257 = {"description":"One result to publish (spec/README.md, The result log).","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"unevaluatedProperties":false};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(((((((key0 !== "type") && (key0 !== "task_id")) && (key0 !== "task_revision")) && (key0 !== "details")) && (key0 !== "result")) && (key0 !== "effect_uncertain")) && (key0 !== "current_attempt_id")){
-validate111.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
+validate118.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
 return false;
 break;
 }
 }
 }
 else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate111.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsItem = validate113;
-const schema244 = {"description":"One item of a batch publish (spec/README.md, Batch publish), with its own idempotency key.","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"properties":{"idempotency_key":{"description":"The item's key, with the pattern of the `Idempotency-Key` header.","type":"string","pattern":"^[\\x21-\\x7E]{1,255}$"}},"required":["idempotency_key"],"unevaluatedProperties":false};
-const pattern151 = new RegExp("^[\\x21-\\x7E]{1,255}$", "u");
+export const validatePublishResultsItem = validate120;
+const schema258 = {"description":"One item of a batch publish (spec/README.md, Batch publish), with its own idempotency key.","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"properties":{"idempotency_key":{"description":"The item's key, with the pattern of the `Idempotency-Key` header.","type":"string","pattern":"^[\\x21-\\x7E]{1,255}$"}},"required":["idempotency_key"],"unevaluatedProperties":false};
+const pattern160 = new RegExp("^[\\x21-\\x7E]{1,255}$", "u");
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.idempotency_key === undefined) && (missing0 = "idempotency_key")){
-validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -8905,13 +9770,13 @@ let data0 = data.idempotency_key;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern151.test(data0)){
-validate113.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]{1,255}$"},message:"must match pattern \""+"^[\\x21-\\x7E]{1,255}$"+"\""}];
+if(!pattern160.test(data0)){
+validate120.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]{1,255}$"},message:"must match pattern \""+"^[\\x21-\\x7E]{1,255}$"+"\""}];
 return false;
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8923,7 +9788,7 @@ var valid1 = true;
 if(valid1){
 for(const key0 in data){
 if((((((((key0 !== "idempotency_key") && (key0 !== "type")) && (key0 !== "task_id")) && (key0 !== "task_revision")) && (key0 !== "details")) && (key0 !== "result")) && (key0 !== "effect_uncertain")) && (key0 !== "current_attempt_id")){
-validate113.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
+validate120.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
 return false;
 break;
 }
@@ -8932,22 +9797,22 @@ break;
 }
 }
 else {
-validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate113.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsRequest = validate115;
-const schema245 = {"description":"1 to 100 results to publish in one transaction (spec/README.md, Batch publish).","type":"object","properties":{"items":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/PublishResultsItem"}}},"required":["items"],"additionalProperties":false};
+export const validatePublishResultsRequest = validate122;
+const schema259 = {"description":"1 to 100 results to publish in one transaction (spec/README.md, Batch publish).","type":"object","properties":{"items":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/PublishResultsItem"}}},"required":["items"],"additionalProperties":false};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8958,14 +9823,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate122.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "items")){
-validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate122.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8977,12 +9842,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 100){
-validate115.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate122.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate115.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate122.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -8990,8 +9855,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs4 = errors;
-if(!(validate113(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate120(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs4 === errors;
@@ -9003,7 +9868,7 @@ break;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate122.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -9012,22 +9877,22 @@ return false;
 }
 }
 else {
-validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate115.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsError = validate117;
-const schema246 = {"description":"The error of one item of a batch; the other items are unaffected.","type":"object","properties":{"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["error"],"additionalProperties":false};
+export const validatePublishResultsError = validate124;
+const schema260 = {"description":"The error of one item of a batch; the other items are unaffected.","type":"object","properties":{"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["error"],"additionalProperties":false};
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9038,14 +9903,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.error === undefined) && (missing0 = "error")){
-validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "error")){
-validate117.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9061,23 +9926,23 @@ errors = vErrors.length;
 }
 }
 else {
-validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate117.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsResponse = validate119;
-const schema247 = {"description":"One outcome per item, in request order (spec/README.md, Batch publish).","type":"object","properties":{"results":{"type":"array","items":{"oneOf":[{"$ref":"#/$defs/PublishResultResponse"},{"$ref":"#/$defs/PublishResultsError"}]}}},"required":["results"],"additionalProperties":false};
-const schema248 = {"description":"The appended event (spec/README.md, The result log); on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
+export const validatePublishResultsResponse = validate126;
+const schema261 = {"description":"One outcome per item, in request order (spec/README.md, Batch publish).","type":"object","properties":{"results":{"type":"array","items":{"oneOf":[{"$ref":"#/$defs/PublishResultResponse"},{"$ref":"#/$defs/PublishResultsError"}]}}},"required":["results"],"additionalProperties":false};
+const schema262 = {"description":"The appended event (spec/README.md, The result log); on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9088,14 +9953,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.event === undefined) && (missing0 = "event")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "event") || (key0 === "deduplicated"))){
-validate120.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate127.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9116,7 +9981,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate120.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate127.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -9129,20 +9994,20 @@ var valid0 = true;
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate120.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9153,14 +10018,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.results === undefined) && (missing0 = "results")){
-validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "results")){
-validate119.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate126.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9180,8 +10045,8 @@ const _errs5 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate120(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate127(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -9191,8 +10056,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs7 = errors;
-if(!(validate117(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate124(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -9218,7 +10083,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate119.errors = vErrors;
+validate126.errors = vErrors;
 return false;
 }
 else {
@@ -9239,7 +10104,7 @@ break;
 }
 }
 else {
-validate119.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate126.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -9248,21 +10113,21 @@ return false;
 }
 }
 else {
-validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate119.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultResponse = validate124;
+export const validatePublishResultResponse = validate131;
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9273,14 +10138,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.event === undefined) && (missing0 = "event")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "event") || (key0 === "deduplicated"))){
-validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate131.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9301,7 +10166,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate124.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate131.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -9314,22 +10179,22 @@ var valid0 = true;
 }
 }
 else {
-validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate124.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHealth = validate126;
-const schema250 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
+export const validateHealth = validate133;
+const schema264 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9340,14 +10205,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.status === undefined) && (missing0 = "status")){
-validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "status")){
-validate126.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9356,11 +10221,11 @@ if(_errs1 === errors){
 if(data.status !== undefined){
 let data0 = data.status;
 if(typeof data0 !== "string"){
-validate126.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate133.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("ok" !== data0){
-validate126.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
+validate133.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -9368,22 +10233,22 @@ return false;
 }
 }
 else {
-validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate126.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateReadiness = validate127;
-const schema251 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
+export const validateReadiness = validate134;
+const schema265 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9394,14 +10259,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.status === undefined) && (missing0 = "status")){
-validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "status")){
-validate127.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate134.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9410,11 +10275,11 @@ if(_errs1 === errors){
 if(data.status !== undefined){
 let data0 = data.status;
 if(typeof data0 !== "string"){
-validate127.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate134.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if("ready" !== data0){
-validate127.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+validate134.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -9422,22 +10287,22 @@ return false;
 }
 }
 else {
-validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate127.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateErrorEnvelope = validate128;
-const schema252 = {"description":"The body of every error response (spec/rules.md#s1-18,","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
+export const validateErrorEnvelope = validate135;
+const schema266 = {"description":"The body of every error response (spec/rules.md#s1-18,","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9448,14 +10313,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.error === undefined) && (missing0 = "error"))){
-validate128.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "error"))){
-validate128.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate135.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9468,12 +10333,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate128.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate135.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate128.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate135.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9499,22 +10364,22 @@ var valid0 = true;
 }
 }
 else {
-validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate128.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionEnvelope = validate130;
-const schema254 = {"description":"Success envelope of GetSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionEnvelope = validate137;
+const schema268 = {"description":"Success envelope of GetSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9525,14 +10390,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate130.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate130.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate137.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9545,12 +10410,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate130.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate130.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9576,22 +10441,22 @@ var valid0 = true;
 }
 }
 else {
-validate130.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate130.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionResultEnvelope = validate132;
-const schema256 = {"description":"Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionResultEnvelope = validate139;
+const schema270 = {"description":"Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate139.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9602,14 +10467,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate139.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9622,12 +10487,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate132.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate139.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate132.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate139.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9653,22 +10518,22 @@ var valid0 = true;
 }
 }
 else {
-validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate132.errors = vErrors;
+validate139.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionListEnvelope = validate134;
-const schema258 = {"description":"Success envelope of ListSubscriptions (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionListEnvelope = validate141;
+const schema272 = {"description":"Success envelope of ListSubscriptions (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9679,14 +10544,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate134.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate134.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9699,12 +10564,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate134.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate141.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate134.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate141.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9730,22 +10595,22 @@ var valid0 = true;
 }
 }
 else {
-validate134.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate134.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionHistoryEnvelope = validate136;
-const schema260 = {"description":"Success envelope of ListSubscriptionHistory.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionHistory"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionHistoryEnvelope = validate143;
+const schema274 = {"description":"Success envelope of ListSubscriptionHistory.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionHistory"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9756,14 +10621,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate143.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate136.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate143.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9776,12 +10641,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate143.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate143.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9807,22 +10672,22 @@ var valid0 = true;
 }
 }
 else {
-validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate136.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionSessionListEnvelope = validate138;
-const schema262 = {"description":"Success envelope of ListSubscriptionSessions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionSessionList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionSessionListEnvelope = validate145;
+const schema276 = {"description":"Success envelope of ListSubscriptionSessions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionSessionList"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate145.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9833,14 +10698,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate138.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate138.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate145.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9853,12 +10718,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate138.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate145.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate138.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate145.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9884,22 +10749,22 @@ var valid0 = true;
 }
 }
 else {
-validate138.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate138.errors = vErrors;
+validate145.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryListEnvelope = validate140;
-const schema264 = {"description":"Success envelope of ListEventDeliveries (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateQueueListEnvelope = validate147;
+const schema278 = {"description":"Success envelope of ListQueues.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/QueueList"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9910,14 +10775,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate140.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate147.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9930,12 +10795,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate140.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate147.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate140.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate147.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9947,8 +10812,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate103(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate98(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -9961,22 +10826,22 @@ var valid0 = true;
 }
 }
 else {
-validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate140.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetailEnvelope = validate142;
-const schema266 = {"description":"Success envelope of GetEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateCredentialEnvelope = validate149;
+const schema280 = {"description":"Success envelope of GetCredential.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Credential"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9987,14 +10852,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate149.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10007,12 +10872,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate142.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate142.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10024,8 +10889,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate105(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+if(!(validate102(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -10038,359 +10903,17 @@ var valid0 = true;
 }
 }
 else {
-validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate142.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResultEnvelope = validate144;
-const schema268 = {"description":"Success envelope of RetryEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
-
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate144.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
-validate144.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate144.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate144.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-const _errs5 = errors;
-if(!(validate108(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate144.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate144.errors = vErrors;
-return errors === 0;
-}
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validatePublishResultEnvelope = validate146;
-const schema270 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
-
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate146.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
-validate146.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate146.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate146.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-const _errs5 = errors;
-if(!(validate120(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate146.errors = vErrors;
-return errors === 0;
-}
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validatePublishResultsEnvelope = validate148;
-const schema272 = {"description":"Success envelope of PublishResults.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultsResponse"}},"required":["request_id","data"],"additionalProperties":false};
-
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate148.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
-validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate148.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate148.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-const _errs5 = errors;
-if(!(validate119(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate148.errors = vErrors;
-return errors === 0;
-}
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHealthEnvelope = validate150;
-const schema274 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
-
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate150.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
-validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate150.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.status === undefined) && (missing1 = "status")){
-validate150.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data1){
-if(!(key1 === "status")){
-validate150.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data1.status !== undefined){
-let data2 = data1.status;
-if(typeof data2 !== "string"){
-validate150.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ok" !== data2){
-validate150.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate150.errors = vErrors;
-return errors === 0;
-}
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateReadinessEnvelope = validate151;
-const schema277 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSettingsEnvelope = validate151;
+const schema282 = {"description":"Success envelope of GetSettings.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Settings"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10442,44 +10965,10 @@ var valid0 = true;
 }
 if(valid0){
 if(data.data !== undefined){
-let data1 = data.data;
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.status === undefined) && (missing1 = "status")){
-validate151.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data1){
-if(!(key1 === "status")){
-validate151.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data1.status !== undefined){
-let data2 = data1.status;
-if(typeof data2 !== "string"){
-validate151.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ready" !== data2){
-validate151.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate151.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
+if(!(validate103(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
 }
@@ -10499,3 +10988,610 @@ validate151.errors = vErrors;
 return errors === 0;
 }
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliveryListEnvelope = validate153;
+const schema284 = {"description":"Success envelope of ListEventDeliveries (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate153.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate153.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate153.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate110(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate153.errors = vErrors;
+return errors === 0;
+}
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliveryDetailEnvelope = validate155;
+const schema286 = {"description":"Success envelope of GetEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate155.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate155.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate155.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate112(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliveryRetryResultEnvelope = validate157;
+const schema288 = {"description":"Success envelope of RetryEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate157.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate115(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate157.errors = vErrors;
+return errors === 0;
+}
+validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePublishResultEnvelope = validate159;
+const schema290 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate159.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate127(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate159.errors = vErrors;
+return errors === 0;
+}
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePublishResultsEnvelope = validate161;
+const schema292 = {"description":"Success envelope of PublishResults.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultsResponse"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate161.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate126(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate161.errors = vErrors;
+return errors === 0;
+}
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateHealthEnvelope = validate163;
+const schema294 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate163.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate163.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate163.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data1 = data.data;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.status === undefined) && (missing1 = "status")){
+validate163.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data1){
+if(!(key1 === "status")){
+validate163.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data1.status !== undefined){
+let data2 = data1.status;
+if(typeof data2 !== "string"){
+validate163.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ok" !== data2){
+validate163.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate163.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateReadinessEnvelope = validate164;
+const schema297 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate164.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data1 = data.data;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.status === undefined) && (missing1 = "status")){
+validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data1){
+if(!(key1 === "status")){
+validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data1.status !== undefined){
+let data2 = data1.status;
+if(typeof data2 !== "string"){
+validate164.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ready" !== data2){
+validate164.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate164.errors = vErrors;
+return errors === 0;
+}
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -334,6 +334,20 @@ const subscription = (example('http.create-subscription.response').data as JsonO
 const delivery = (example('ws.deliver').body as JsonObject).delivery as JsonObject;
 const event = (example('ws.deliver').body as JsonObject).event as JsonObject;
 const expiredDelivery = withAt(withAt(delivery, ['state'], 'EXPIRED'), ['lease_until'], undefined);
+const queue = { id: ID, name: 'orders', created_at: '2026-01-02T03:04:05.678Z' };
+const credential = {
+  credential_id: ID,
+  namespace_id: '11111111111111111111111111111111',
+  application_id: '22222222222222222222222222222222',
+  permissions: ['events:read', 'results:publish'],
+  queue_count: 2,
+};
+const settingItems = [
+  { name: 'listen', value: '127.0.0.1:8080' },
+  { name: 'lease_duration_ms', value: 30000 },
+  { name: 'create_database', value: false },
+  { name: 'tls_cert', value: null },
+];
 const envelope = (data: unknown): JsonObject => ({ request_id: '77777777777777777777777777777777', data });
 const historyEntry = { id: ID, action: 'pause', reason: 'receiver maintenance', revision: '2', created_at: '2026-09-17T10:00:00.000Z' };
 const session = {
@@ -423,6 +437,44 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
       { ...session, connected_at: 'yesterday' },
       { ...session, description: 'host pid 1' },
       Object.fromEntries(Object.entries(session).filter(([k]) => k !== 'node_last_seen_at')),
+    ],
+  },
+  QueueList: {
+    valid: [{ items: [] }, { items: [queue], next_cursor: 'opaque' }],
+    invalid: [{ items: [queue], next_cursor: '' }, { next_cursor: 'x' }, { items: [session] }],
+  },
+  Queue: {
+    valid: [queue, { ...queue, name: 'q'.repeat(128) }],
+    invalid: [
+      { ...queue, name: '' },
+      { ...queue, name: 'q'.repeat(129) },
+      { ...queue, id: 'orders' },
+      { ...queue, namespace_id: ID },
+      Object.fromEntries(Object.entries(queue).filter(([k]) => k !== 'created_at')),
+    ],
+  },
+  Credential: {
+    valid: [credential, { ...credential, permissions: [], queue_count: 0 }],
+    invalid: [
+      { ...credential, permissions: ['events:admin'] },
+      { ...credential, permissions: ['events:read', 'events:read'] },
+      { ...credential, queue_count: -1 },
+      { ...credential, token: 'orbit_secret' },
+      Object.fromEntries(Object.entries(credential).filter(([k]) => k !== 'application_id')),
+    ],
+  },
+  Settings: {
+    valid: [{ items: [] }, { items: settingItems }],
+    invalid: [{}, { items: settingItems, next_cursor: 'x' }, { items: [{ name: 'x' }] }],
+  },
+  Setting: {
+    valid: settingItems,
+    invalid: [
+      { name: 'Lease', value: 1 },
+      { name: 'listen', value: { host: '127.0.0.1' } },
+      { name: 'listen', value: 1.5 },
+      { name: 'listen', value: [] },
+      { name: 'listen', value: 'x', source: 'env' },
     ],
   },
   SubscriptionHistoryEntry: {
@@ -606,6 +658,18 @@ const componentCases: Record<string, { valid: unknown[]; invalid: unknown[] }> =
     valid: [envelope({ items: [session] })],
     invalid: [envelope([session]), envelope({ items: [historyEntry] })],
   },
+  QueueListEnvelope: {
+    valid: [envelope({ items: [queue] })],
+    invalid: [envelope([queue]), envelope({ items: [credential] })],
+  },
+  CredentialEnvelope: {
+    valid: [envelope(credential)],
+    invalid: [credential, envelope({ ...credential, token_digest: 'x' })],
+  },
+  SettingsEnvelope: {
+    valid: [envelope({ items: settingItems })],
+    invalid: [envelope(settingItems), { items: settingItems }],
+  },
   SubscriptionHistoryEnvelope: {
     valid: [envelope({ items: [historyEntry] })],
     invalid: [envelope([historyEntry]), envelope({ items: [delivery] })],
@@ -678,6 +742,9 @@ describe('openapi.yaml structure', () => {
         'GET /v1/subscriptions/{id}/deliveries',
         'GET /v1/subscriptions/{id}/deliveries/{delivery_id}',
         'POST /v1/subscriptions/{id}/deliveries/{delivery_id}:retry',
+        'GET /v1/queues',
+        'GET /v1/credential',
+        'GET /v1/settings',
         'GET /v1/events/connect',
         'POST /v1/queues/{queue_id}/results',
         'POST /v1/queues/{queue_id}/results:batch',
@@ -702,6 +769,9 @@ describe('openapi.yaml structure', () => {
       ListEventDeliveries: 'events:read',
       GetEventDelivery: 'events:read',
       RetryEventDelivery: 'events:manage',
+      ListQueues: 'events:read',
+      GetCredential: 'events:read',
+      GetSettings: 'events:read',
       ConnectEvents: 'events:consume',
       PublishResult: 'results:publish',
       PublishResults: 'results:publish',
@@ -718,6 +788,11 @@ describe('openapi.yaml structure', () => {
     expect(openapi.security).toEqual([{ bearerAuth: [] }]);
   });
 
+  it("lists in GetCredential's permissions exactly the permissions the operations need", () => {
+    const credential = ((openapi.components as JsonObject).schemas as JsonObject).Credential as any;
+    expect(credential.properties.permissions.items.enum).toEqual([...generated.PERMISSIONS]);
+  });
+
   it('requires Idempotency-Key on every POST and allows query parameters only on the lists', () => {
     for (const [method, route, op] of operations) {
       const names = ((op.parameters ?? []) as JsonObject[]).map(deref).map((p) => `${p.in as string}:${p.name as string}`);
@@ -727,7 +802,7 @@ describe('openapi.yaml structure', () => {
       const query = names.filter((name) => name.startsWith('query:'));
       if (op.operationId === 'ListSubscriptions') expect(query).toEqual(['query:queue_id', 'query:limit', 'query:cursor']);
       else if (op.operationId === 'ListEventDeliveries') expect(query).toEqual(['query:limit', 'query:cursor', 'query:state']);
-      else if (op.operationId === 'ListSubscriptionHistory' || op.operationId === 'ListSubscriptionSessions')
+      else if (['ListSubscriptionHistory', 'ListSubscriptionSessions', 'ListQueues'].includes(op.operationId as string))
         expect(query).toEqual(['query:limit', 'query:cursor']);
       else expect(query, route).toEqual([]);
     }

@@ -12,6 +12,7 @@ export const FEATURES = {
   'connection-limit': 'the suite may open limits.maxConnections event connections to one node',
   'subscription-limit': 'the suite may fill the namespace of the full credential up to 64 subscriptions (the namespace holds nothing else)',
   'request-timeout': 'the suite may hold a request open for timing.requestTimeoutMs to observe the server-side timeout',
+  'queue-list': "the server implements Orbit's list of the credential's queues GET /v1/queues (an extension to the seed)",
   history: "the server implements Orbit's configuration history GET /v1/subscriptions/{id}/history (an extension to the seed)",
   'attempt-budget':
     "the configuration gives attemptBudget.command, which sets a delivery's attempts and attempt_budget directly, " +

@@ -125,6 +125,20 @@ const MUTANTS: readonly Mutant[] = [
     control: ['subscriptions.list-order-and-pages'],
   },
   {
+    name: 'queue-list-leaks',
+    breaks: "the queue list: GET /v1/queues also lists a queue the credential may not name (another namespace's)",
+    mutations: {
+      response(res, req) {
+        if (req.method !== 'GET' || new URL(req.target, 'http://x').pathname !== '/v1/queues' || res.status !== 200) return;
+        const envelope = json(res.body.toString('utf8'));
+        envelope.data.items.push({ id: randomId(), name: 'someone-elses', created_at: '2000-01-01T00:00:00.000Z' });
+        res.body = Buffer.from(JSON.stringify(envelope));
+      },
+    },
+    mustFail: ['subscriptions.queue-list-own-scope'],
+    control: ['subscriptions.list-own-in-queue'],
+  },
+  {
     name: 'not-found-as-forbidden',
     breaks: 'NOT_FOUND for resources outside the scope: 404 becomes 403 PERMISSION_DENIED',
     mutations: {

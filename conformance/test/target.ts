@@ -32,7 +32,16 @@ export const SUITE_SETTINGS = {
     quietMs: 400,
   },
   limits: { maxConnections: 12 },
-  features: ['results-http', 'batch-publish', 'connection-limit', 'subscription-limit', 'request-timeout', 'history', 'attempt-budget'],
+  features: [
+    'results-http',
+    'batch-publish',
+    'connection-limit',
+    'subscription-limit',
+    'request-timeout',
+    'history',
+    'queue-list',
+    'attempt-budget',
+  ],
 };
 
 /**

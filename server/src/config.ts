@@ -620,10 +620,16 @@ export function settingsMarkdown(): string {
   return lines.join('\n');
 }
 
-/** The effective settings for `orbit settings`: secrets replaced, TLS as file names. */
-export function describeSettings(resolved: Resolved): Record<string, { value: unknown; source: Source }> {
-  const s = resolved.settings;
-  const values: Record<string, unknown> = {
+/** A setting's effective value as `orbit settings` and `GET /v1/settings` show it. */
+export type SettingValue = string | number | boolean | null;
+
+/**
+ * The effective value of every setting but `config`, in table order: secrets replaced (the metrics
+ * token by `[redacted]`, the database password by `***`), TLS as file names. What `orbit settings`
+ * prints and `GET /v1/settings` answers (spec/README.md, The credential's own view).
+ */
+export function settingValues(s: Settings): { name: string; value: SettingValue }[] {
+  const values: Record<string, SettingValue> = {
     listen: `${s.listen.host.includes(':') ? `[${s.listen.host}]` : s.listen.host}:${s.listen.port}`,
     database_url: redactDatabaseUrl(s.databaseUrl),
     create_database: s.createDatabase,
@@ -636,8 +642,13 @@ export function describeSettings(resolved: Resolved): Record<string, { value: un
     tls_cert: s.tls?.certFile ?? null,
     tls_key: s.tls?.keyFile ?? null,
   };
-  for (const i of INTEGER_SETTINGS) values[i.name] = s[i.key];
+  for (const i of INTEGER_SETTINGS) values[i.name] = s[i.key] as number;
+  return SETTING_NAMES.filter((name) => name !== 'config').map((name) => ({ name, value: values[name] ?? null }));
+}
+
+/** The effective settings for `orbit settings`: `settingValues` with where each came from. */
+export function describeSettings(resolved: Resolved): Record<string, { value: unknown; source: Source }> {
   const out: Record<string, { value: unknown; source: Source }> = {};
-  for (const name of SETTING_NAMES) if (name !== 'config') out[name] = { value: values[name], source: resolved.sources[name] ?? 'default' };
+  for (const { name, value } of settingValues(resolved.settings)) out[name] = { value, source: resolved.sources[name] ?? 'default' };
   return out;
 }

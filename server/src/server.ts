@@ -11,7 +11,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
-import type { ListenAddress, Settings } from './config.ts';
+import { type ListenAddress, type Settings, settingValues } from './config.ts';
 import { createHttpApp, createMetricsApp, normalizeBasePath, type AppEnv, type MetricsEndpoint } from './http/app.ts';
 import { CONNECT_PATH } from '@orbit/spec/protocol';
 import { DeliveryEngine } from './engine/engine.ts';
@@ -107,7 +107,7 @@ export function assembleOrbit(options: OrbitOptions & { readonly store: Store; r
   };
   const app = createHttpApp(
     store,
-    { requestTimeoutMs: settings.requestTimeoutMs, nodeTtlMs: settings.nodeTtlMs },
+    { requestTimeoutMs: settings.requestTimeoutMs, nodeTtlMs: settings.nodeTtlMs, effective: settingValues(settings) },
     {
       ...http,
       basePath,

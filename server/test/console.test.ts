@@ -2,9 +2,10 @@
  * The operations console (docs/console.md) in a real browser: Debian's Chromium, driven by
  * playwright-core. Data is created through the API on the SQLite store; the login page's hint is
  * a command an installed server has, and running it mints a token the API accepts; the browser
- * enters the token, lists the queue's subscriptions page by page, pauses a subscription (with a lost answer,
+ * enters the token, picks the queue from the token's queue list, lists its subscriptions page by page, pauses a subscription (with a lost answer,
  * retried under the same Idempotency-Key), meets a STATE_CONFLICT and reloads, reads a delivery's
- * raw result, retries an EXPIRED delivery and draws the backlog. Every effect is checked through
+ * raw result, retries an EXPIRED delivery, draws the backlog, and shows a read-only token its
+ * credential, permissions and the node's settings (secrets hidden). Every effect is checked through
  * the API. Screenshots go to docs/images/console-*.png.
  *
  * Chromium is required: without /usr/bin/chromium this file fails (install it with
@@ -40,6 +41,9 @@ const IMAGES =
   process.env.ORBIT_UPDATE_SCREENSHOTS === '1'
     ? fileURLToPath(new URL('../../docs/images/', import.meta.url))
     : `${mkdtempSync(join(tmpdir(), 'orbit-console-'))}/`;
+
+/** A secret of the server's settings: the settings page must never show it. */
+const METRICS_TOKEN = 'console-test-metrics-token-never-shown';
 
 const newKey = (): string => `console-test-${randomBytes(8).toString('hex')}`;
 const hex32 = (): string => randomBytes(16).toString('hex');
@@ -118,7 +122,10 @@ describe('operations console in Chromium (sqlite)', () => {
     mkdirSync(IMAGES, { recursive: true });
 
     db = await freshDatabase('sqlite');
-    const settings = loadSettings({ ORBIT_LEASE_DURATION_MS: '300' }, { listen: '127.0.0.1:0', databaseUrl: db.url });
+    const settings = loadSettings(
+      { ORBIT_LEASE_DURATION_MS: '300', ORBIT_METRICS: 'token', ORBIT_METRICS_TOKEN: METRICS_TOKEN },
+      { listen: '127.0.0.1:0', databaseUrl: db.url },
+    );
     store = await Store.open(settings.databaseUrl);
     orbit = assembleOrbit({ store, settings });
     // The console in front of the API app, as the server wires it.
@@ -243,6 +250,9 @@ describe('operations console in Chromium (sqlite)', () => {
       const made = JSON.parse(run.stdout) as BootstrapResult;
       const queue = Object.values(made.queue_ids)[0]!;
       expect((await api(base, 'GET', `/v1/subscriptions?queue_id=${queue}`, { token: made.token })).status).toBe(200);
+      // The console's start page, the token's queue list, shows the queue the command made.
+      const queues = await api(base, 'GET', '/v1/queues', { token: made.token, expect: 'validateQueueList' });
+      expect(queues.json.data.items.map((q: { id: string }) => q.id)).toEqual([queue]);
     }
   });
 
@@ -258,13 +268,21 @@ describe('operations console in Chromium (sqlite)', () => {
 
     await page.getByLabel('API token').fill(owner.token);
     await page.getByLabel('API token').press('Enter');
-    await page.getByRole('heading', { name: 'Subscriptions', exact: true }).waitFor();
+    await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
     expect(await inPage("sessionStorage.getItem('orbit.console.token')")).toBe(owner.token);
     expect(await inPage('document.cookie')).toBe('');
     expect(await inPage('localStorage.length')).toBe(0);
 
-    await page.getByLabel('Queue ID').fill(queueId);
-    await page.getByRole('button', { name: 'List subscriptions' }).click();
+    // The start page lists the token's queues (GET /v1/queues): no queue id to type.
+    await page.getByRole('heading', { name: 'Queues', exact: true }).waitFor();
+    await page.locator('#queues-table tbody tr').first().waitFor();
+    expect(await page.locator('#queues-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-queue-id')))).toEqual([
+      queueId,
+    ]);
+    expect(await page.locator(`#queues-table tr[data-queue-id="${queueId}"] td`).allInnerTexts()).toEqual([queueId, expect.any(String)]);
+    await shot('queues');
+    await page.getByRole('link', { name: 'orders', exact: true }).click();
+    await page.getByRole('heading', { name: 'Subscriptions', exact: true }).waitFor();
     const rows = page.locator('#subscriptions-table tbody tr');
     await page.locator('.pager-state', { hasText: 'Page 1 · 20 on this page' }).waitFor();
     expect(await rows.count()).toBe(20);
@@ -498,6 +516,74 @@ describe('operations console in Chromium (sqlite)', () => {
     expect(socket.invalid).toEqual([]);
   });
 
+  it("shows a read-only token's queues, its credential and permissions, and the node's settings without secrets", async () => {
+    const reader = await store.bootstrap({
+      namespace: 'console',
+      application: 'console-reader',
+      queues: ['orders', 'reports'],
+      permissions: ['events:read'],
+    });
+    const readerPage = await browser.newPage();
+    const errors: string[] = [];
+    readerPage.on('pageerror', (error) => errors.push(String(error)));
+    try {
+      await readerPage.goto(`${base}/console`);
+      await readerPage.getByLabel('API token').fill(reader.token);
+      await readerPage.getByLabel('API token').press('Enter');
+      // Its own two queues, newest first, and no other queue of the namespace.
+      await readerPage.locator('#queues-table tbody tr').nth(1).waitFor();
+      const listed = (await api(base, 'GET', '/v1/queues', { token: reader.token })).json.data.items.map((q: { id: string }) => q.id);
+      expect(new Set(listed)).toEqual(new Set(Object.values(reader.queue_ids)));
+      expect(
+        await readerPage.locator('#queues-table tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-queue-id'))),
+      ).toEqual(listed);
+      expect(await readerPage.locator('#queues-table tbody th a').allTextContents()).toEqual(
+        listed.map((id: string) => Object.keys(reader.queue_ids).find((name) => reader.queue_ids[name] === id)),
+      );
+
+      await readerPage.getByRole('link', { name: 'Credential', exact: true }).click();
+      await readerPage.getByRole('heading', { name: 'Credential', exact: true }).waitFor();
+      await readerPage.locator('#permissions-table').waitFor();
+      expect(await readerPage.locator('#credential-title ~ dl dd').allInnerTexts()).toEqual([
+        reader.credential_id,
+        reader.namespace_id,
+        reader.application_id,
+        '2 (list them)',
+      ]);
+      const granted = await readerPage
+        .locator('#permissions-table tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-permission'), tr.querySelector('td')?.textContent]));
+      expect(Object.fromEntries(granted)).toEqual({
+        'events:read': 'Yes',
+        'events:manage': 'No',
+        'events:consume': 'No',
+        'results:publish': 'No',
+      });
+      expect(await readerPage.content()).not.toContain(reader.token);
+      await readerPage.screenshot({ path: `${IMAGES}console-credential.png`, fullPage: true });
+
+      await readerPage.getByRole('link', { name: 'Settings', exact: true }).click();
+      await readerPage.locator('#settings-table').waitFor();
+      const { items } = (await api(base, 'GET', '/v1/settings', { token: reader.token })).json.data;
+      const shown = await readerPage
+        .locator('#settings-table tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-setting'), tr.querySelector('td')?.textContent]));
+      expect(shown.map(([name]) => name)).toEqual(items.map((s: { name: string }) => s.name));
+      expect(Object.fromEntries(shown)).toMatchObject({
+        lease_duration_ms: '300',
+        metrics: 'token',
+        metrics_token: '[redacted]',
+        database_url: db.url,
+        tls_cert: '— (not set)',
+      });
+      expect(await readerPage.content()).not.toContain(METRICS_TOKEN);
+      await readerPage.screenshot({ path: `${IMAGES}console-settings.png`, fullPage: true });
+      expect(errors).toEqual([]);
+    } finally {
+      await readerPage.close();
+    }
+  });
+
   it('works on a narrow screen and forgets the token on request', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/console#/queues/${queueId}`);
@@ -536,11 +622,11 @@ describe('operations console in Chromium (sqlite)', () => {
       await prefixedPage.goto(`${hostBase}/orbit/console`);
       await prefixedPage.getByLabel('API token').fill(owner.token);
       await prefixedPage.getByLabel('API token').press('Enter');
-      await prefixedPage.getByLabel('Queue ID').fill(queueId);
-      await prefixedPage.getByRole('button', { name: 'List subscriptions' }).click();
+      await prefixedPage.getByRole('link', { name: 'orders', exact: true }).click();
       await prefixedPage.locator('#subscriptions-table tbody th a', { hasText: 'orders-results' }).waitFor();
       // Every asset and every API call stayed under the prefix.
       expect(requests.filter((path) => !path.startsWith('/orbit/'))).toEqual([]);
+      expect(requests).toContain('/orbit/v1/queues');
       expect(requests).toContain('/orbit/v1/subscriptions');
       expect(errors).toEqual([]);
     } finally {

@@ -1,16 +1,24 @@
 /**
  * @module
  * Subscriptions (spec/rules.md §1-§3): creation with its defaults and normalization, unique names,
- * reading, listing with its order and cursors, and ownership and queue scope. Changing a
- * subscription and its limits are in subscriptions-lifecycle.ts.
+ * reading, listing with its order and cursors, and ownership and queue scope; and Orbit's list of
+ * the queues a credential may name (GET /v1/queues, an extension to the seed, behind the
+ * `queue-list` feature). Changing a subscription and its limits are in subscriptions-lifecycle.ts.
  */
-import { type Subscription, validateSubscription, validateSubscriptionList, validateSubscriptionResult } from '@orbit/generated';
+import {
+  type Queue,
+  type Subscription,
+  validateQueueList,
+  validateSubscription,
+  validateSubscriptionList,
+  validateSubscriptionResult,
+} from '@orbit/generated';
 import { type ConformanceCase, defineCase } from '../case.ts';
 import type { CaseContext } from '../context.ts';
 import { randomId } from '../ids.ts';
 import { listAll, postCreate, TYPE_ORDER } from './helpers.ts';
 
-function ordered(ctx: CaseContext, items: Subscription[], what: string): void {
+function ordered(ctx: CaseContext, items: readonly Pick<Subscription | Queue, 'id' | 'created_at'>[], what: string): void {
   for (let i = 1; i < items.length; i++) {
     const a = items[i - 1]!;
     const b = items[i]!;
@@ -277,6 +285,61 @@ export const subscriptionCases: ConformanceCase[] = [
         ['NOT_FOUND', 'PERMISSION_DENIED', 'INVALID_ARGUMENT'],
         'list an unknown queue',
       );
+    },
+  }),
+  defineCase({
+    id: 'subscriptions.queue-list-own-scope',
+    area: 'subscriptions',
+    level: 'MUST',
+    title: "MUST list on GET /v1/queues exactly the calling credential's queues, newest first, paged with cursors bound to it",
+    orbit: {
+      anchor: 'access-views',
+      text:
+        "GET /v1/queues (events:read) lists the queues of the credential's queue set, never another queue, newest first and " +
+        'paged like the other lists',
+    },
+    features: ['queue-list'],
+    async run(ctx: CaseContext) {
+      const listed = await listAll(ctx, 'full', '/v1/queues', '', validateQueueList);
+      const ids = listed.map((q) => q.id);
+      ctx.check(ids.includes(ctx.queue), `queues.primary ${ctx.queue} is not in the list ${JSON.stringify(ids)}`);
+      const secondary = ctx.config.queues.secondary;
+      if (secondary) ctx.check(ids.includes(secondary), `queues.secondary ${secondary} is not in the list`);
+      const foreign = ctx.config.queues.otherNamespace;
+      if (foreign) ctx.check(!ids.includes(foreign), `the queue ${foreign} of another namespace is listed`);
+      ctx.equal(new Set(ids).size, ids.length, 'distinct queue ids');
+      ordered(ctx, listed, 'GET /v1/queues');
+      // Every listed queue is one the credential may name: its subscriptions can be listed.
+      for (const q of listed)
+        ctx.expectData(
+          await ctx.get('full', `/v1/subscriptions?queue_id=${q.id}&limit=1`),
+          200,
+          `subscriptions of the listed queue ${q.name}`,
+          validateSubscriptionList,
+        );
+
+      const paged: string[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < 50; page++) {
+        const query = `limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+        const data = ctx.expectData(await ctx.get('full', `/v1/queues?${query}`), 200, `GET /v1/queues?${query}`, validateQueueList);
+        paged.push(...data.items.map((q) => q.id));
+        cursor = data.next_cursor;
+        if (!cursor) break;
+      }
+      ctx.equal(paged, ids, 'the pages of one queue chained by next_cursor');
+
+      if (ids.length > 1) {
+        const first = ctx.expectData(await ctx.get('full', '/v1/queues?limit=1'), 200, 'first page', validateQueueList).next_cursor ?? '';
+        ctx.expectError(
+          await ctx.get('sameNamespace', `/v1/queues?cursor=${encodeURIComponent(first)}`),
+          'INVALID_ARGUMENT',
+          "another credential's cursor",
+        );
+      }
+      ctx.expectError(await ctx.get('full', '/v1/queues?limit=0'), 'INVALID_ARGUMENT', 'limit=0');
+      ctx.expectError(await ctx.get('full', `/v1/queues?queue_id=${ctx.queue}`), 'INVALID_ARGUMENT', 'an unknown query parameter');
+      ctx.expectError(await ctx.get('noEvents', '/v1/queues'), 'PERMISSION_DENIED', 'a credential without events:read');
     },
   }),
 ];

@@ -52,7 +52,7 @@ export const CONFORMANCE_CONFIG = {
 } as const satisfies Form;
 
 /** The features of the suite (conformance/README.md, Features) that Orbit offers and a fresh deployment can be tested on. */
-const FEATURES = ['results-http', 'batch-publish', 'history', 'connection-limit', 'subscription-limit', 'request-timeout'];
+const FEATURES = ['results-http', 'batch-publish', 'history', 'queue-list', 'connection-limit', 'subscription-limit', 'request-timeout'];
 
 /** A word for `sh -c`: single-quoted unless it is plainly safe. */
 function shellWord(word: string): string {

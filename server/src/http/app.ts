@@ -7,12 +7,14 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 export type { AppEnv } from './context.ts';
 import { matchedRoutes } from 'hono/route';
+import type { Setting } from '@orbit/generated';
 import { OrbitError } from '@orbit/spec/errors';
 import { digestsEqual, newId, sha256Hex } from '../crypto.ts';
 import type { Log } from '../ops/log.ts';
 import type { Readiness, Store } from '../store/store.ts';
 import { authorize } from '../wire/auth.ts';
 import { dataResponse, errorResponse, toOrbitError } from '../wire/envelope.ts';
+import { accessRoutes } from './access.ts';
 import { connectRoutes } from './connect.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { deliveryRoutes } from './deliveries.ts';
@@ -28,6 +30,8 @@ export interface HttpSettings {
   readonly requestTimeoutMs: number;
   /** A node silent for this long is gone: its sessions are no longer listed (default 15 s). */
   readonly nodeTtlMs?: number;
+  /** `GET /v1/settings`: the node's effective settings, secrets already replaced (`settingValues`). */
+  readonly effective: readonly Setting[];
 }
 
 /** Serves `GET /metrics` (Prometheus text); `token` set means `Authorization: Bearer <token>` is required. */
@@ -79,7 +83,11 @@ export function normalizeBasePath(basePath: string | undefined): string {
  * The cross-cutting rules every response passes through: a request id, the server-side timeout,
  * and (when configured) the request log line and the request metrics.
  */
-function envelopeMiddleware(settings: HttpSettings, options: HttpOptions, basePath: string): MiddlewareHandler<AppEnv> {
+function envelopeMiddleware(
+  settings: Pick<HttpSettings, 'requestTimeoutMs'>,
+  options: HttpOptions,
+  basePath: string,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const requestId = newId();
     const started = performance.now();
@@ -155,7 +163,11 @@ function notFoundRoute(app: Hono<AppEnv>): void {
 }
 
 /** The app of a separate metrics listener (`metrics_listen`): `/metrics` and nothing else. */
-export function createMetricsApp(settings: HttpSettings, endpoint: MetricsEndpoint, options: HttpOptions = {}): Hono<AppEnv> {
+export function createMetricsApp(
+  settings: Pick<HttpSettings, 'requestTimeoutMs'>,
+  endpoint: MetricsEndpoint,
+  options: HttpOptions = {},
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use('*', envelopeMiddleware(settings, options, ''));
   errorHandler(app, options);
@@ -220,6 +232,7 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
   deliveryRoutes(app, routes);
   resultRoutes(app, routes);
   resultBatchRoutes(app, routes);
+  accessRoutes(app, routes, settings.effective);
   connectRoutes(app);
   openApiRoute(app, basePath);
   consoleRoutes(app, basePath);

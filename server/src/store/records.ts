@@ -156,3 +156,14 @@ export function toSession(row: Row): SessionRecord {
     nodeLastSeenAt: num(row.node_last_seen_at),
   };
 }
+
+/** A queue of a credential's queue set. */
+export interface QueueRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: number;
+}
+
+export function toQueue(row: Row): QueueRecord {
+  return { id: String(row.id), name: String(row.name), createdAt: num(row.created_at) };
+}

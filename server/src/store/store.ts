@@ -10,7 +10,7 @@ import * as deliveries from './deliveries.ts';
 import { Batcher } from './batcher.ts';
 import type { Delivery } from '../domain/delivery.ts';
 import type { SubscriptionRecord } from '../domain/subscription.ts';
-import type { HistoryRecord, ResultRecord, SessionRecord } from './records.ts';
+import type { HistoryRecord, QueueRecord, ResultRecord, SessionRecord } from './records.ts';
 import { expireReceipts, scopeOf, type StoredAnswer, type WriteKey, type Written } from './idempotency.ts';
 import { migrate, type MigrationReport } from './migrate.ts';
 import { openDatabase, type OpenOptions } from './open.ts';
@@ -24,6 +24,7 @@ import { oldestResults, prune, type PruneOptions, type PruneReport } from './ret
 import * as health from './health.ts';
 import * as cluster from './cluster.ts';
 import { listHistory } from './history.ts';
+import { listQueues } from './queues.ts';
 import { TrackedDatabase } from './tracked.ts';
 import { DatabaseClock } from './clock.ts';
 import * as sessions from './sessions.ts';
@@ -34,7 +35,7 @@ import * as subscriptions from './subscriptions.ts';
 export type { Principal, BootstrapInput, BootstrapResult, ResultInput };
 export type { Page } from './paging.ts';
 export type { Readiness } from './health.ts';
-export type { Delivery, HistoryRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
+export type { Delivery, HistoryRecord, QueueRecord, ResultRecord, SessionRecord, SubscriptionRecord, StoredAnswer, WriteKey, Written };
 export type { PublishOutcome };
 export { DatabaseOpenError } from './open.ts';
 
@@ -332,6 +333,11 @@ export class Store {
   /** Backlog per non-retired subscription (at most `limit`), one query: for the metrics. */
   backlog(limit: number): Promise<health.BacklogRow[]> {
     return health.backlog(this.db, limit);
+  }
+
+  /** The queues of the principal's queue set, newest first. */
+  listQueues(principal: Principal, args: { limit: number; cursor?: string }): Promise<Page<QueueRecord>> {
+    return listQueues(this.db, this.cursors, principal, args);
   }
 
   /** The subscription's audit trail, newest first. */

@@ -7,7 +7,9 @@
  */
 import { trustedRawJson } from '@orbit/spec/codec';
 import type {
+  Credential,
   EventDelivery,
+  Queue,
   ResultEvent,
   ResultSnapshot,
   Subscription,
@@ -16,7 +18,8 @@ import type {
 } from '@orbit/generated';
 import type { Delivery } from '../domain/delivery.ts';
 import { TASK_STATE, type SubscriptionRecord } from '../domain/subscription.ts';
-import type { HistoryRecord, ResultRecord, SessionRecord } from '../store/records.ts';
+import type { Principal } from '../store/store.ts';
+import type { HistoryRecord, QueueRecord, ResultRecord, SessionRecord } from '../store/records.ts';
 
 /**
  * The few last times rendered: a turn stamps its deliveries with one `now` and one lease end, and
@@ -138,5 +141,20 @@ export function sessionJson(s: SessionRecord): SubscriptionSession {
     connected_at: iso(s.createdAt),
     last_seen_at: iso(s.lastSeenAt),
     node_last_seen_at: iso(s.nodeLastSeenAt),
+  };
+}
+
+export function queueJson(q: QueueRecord): Queue {
+  return { id: q.id, name: q.name, created_at: iso(q.createdAt) };
+}
+
+/** The calling credential as `GET /v1/credential` shows it: never its token or a digest of it. */
+export function credentialJson(p: Principal): Credential {
+  return {
+    credential_id: p.credentialId,
+    namespace_id: p.namespaceId,
+    application_id: p.applicationId,
+    permissions: [...p.permissions].sort() as Credential['permissions'],
+    queue_count: p.queueIds.size,
   };
 }

@@ -8,7 +8,8 @@ const HINTS = {
     'The resource changed since this page was loaded (another revision or state). Reload to see the current state, then decide again.',
   IDEMPOTENCY_CONFLICT: 'This Idempotency-Key was already used for a different request.',
   UNAUTHENTICATED: 'The token was not accepted. Enter another token.',
-  PERMISSION_DENIED: 'The token lacks the permission for this action (events:read to look, events:manage to act).',
+  PERMISSION_DENIED:
+    'The token lacks the permission for this action (events:read to look, events:manage to act); the Credential page shows what it holds.',
   NOT_FOUND: "Not found within this token's queues and subscriptions.",
   UNAVAILABLE: 'A temporary failure on the server. Retrying is safe.',
   NETWORK_ERROR: 'The request may or may not have reached the server.',

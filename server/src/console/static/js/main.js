@@ -1,13 +1,16 @@
 // The console shell: hash routing, the token session, the banner of unanswered operations.
 // Routes: #/queues[/QUEUE_ID] · #/subscriptions/ID[?state=S] · #/subscriptions/ID/deliveries/DID ·
-// #/subscriptions/ID/backlog. Nothing secret is ever put in the hash.
+// #/subscriptions/ID/backlog · #/credential · #/settings. Nothing secret is ever put in the hash.
 
 import { clearToken, getToken } from './api.js';
 import { clear, h, pageHeading } from './dom.js';
 import { errorPanel } from './errors.js';
 import { discardOperation, onOperationsChange, pendingOperations, retryOperation } from './ops.js';
 import { backlogView } from './views/backlog.js';
+import { credentialView } from './views/credential.js';
 import { deliveryView } from './views/delivery.js';
+import { queuesView } from './views/queues.js';
+import { settingsView } from './views/settings.js';
 import { subscriptionView } from './views/subscription.js';
 import { subscriptionsView } from './views/subscriptions.js';
 import { tokenView } from './views/token.js';
@@ -88,12 +91,14 @@ function parseHash() {
 }
 
 function notFoundView(ctx) {
-  ctx.main.append(pageHeading('Page not found'), h('p', null, h('a', { href: '#/queues' }, 'Go to the subscriptions of a queue')));
+  ctx.main.append(pageHeading('Page not found'), h('p', null, h('a', { href: '#/queues' }, 'Go to the queues')));
 }
 
 function pick(parts) {
   const [first, second, third, fourth] = parts;
-  if (first === 'queues' && parts.length <= 2) return (ctx) => subscriptionsView(ctx, second ?? null);
+  if (first === 'queues' && parts.length === 1) return queuesView;
+  if (first === 'queues' && parts.length === 2) return (ctx) => subscriptionsView(ctx, second);
+  if ((first === 'credential' || first === 'settings') && parts.length === 1) return first === 'credential' ? credentialView : settingsView;
   if (first === 'subscriptions' && second && parts.length === 2) return (ctx) => subscriptionView(ctx, second);
   if (first === 'subscriptions' && second && third === 'backlog' && parts.length === 3) return (ctx) => backlogView(ctx, second);
   if (first === 'subscriptions' && second && third === 'deliveries' && fourth && parts.length === 4)
@@ -103,7 +108,8 @@ function pick(parts) {
 
 function markNav(parts) {
   for (const link of document.querySelectorAll('[data-nav]')) {
-    if (link.dataset.nav === parts[0] || (parts[0] !== 'queues' && link.dataset.nav === 'queues'))
+    // A subscription and its deliveries belong to a queue: the Queues link stays current there.
+    if (link.dataset.nav === parts[0] || (parts[0] === 'subscriptions' && link.dataset.nav === 'queues'))
       link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }

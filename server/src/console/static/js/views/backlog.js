@@ -129,7 +129,7 @@ export async function backlogView(ctx, subscriptionId) {
   const body = h('div', null, loading());
   ctx.main.append(
     breadcrumbs([
-      ['Subscriptions', '#/queues'],
+      ['Queues', '#/queues'],
       ['Subscription', `#/subscriptions/${subscriptionId}`],
       ['Backlog', ''],
     ]),

@@ -105,7 +105,7 @@ export async function deliveryView(ctx, subscriptionId, deliveryId) {
   const body = h('div', null, loading());
   ctx.main.append(
     breadcrumbs([
-      ['Subscriptions', '#/queues'],
+      ['Queues', '#/queues'],
       ['Subscription', `#/subscriptions/${subscriptionId}`],
       ['Delivery', ''],
     ]),

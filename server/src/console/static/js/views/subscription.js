@@ -262,7 +262,7 @@ function deliveries(ctx, sub) {
 export async function subscriptionView(ctx, subscriptionId) {
   const heading = pageHeading('Subscription');
   const crumbs = breadcrumbs([
-    ['Subscriptions', '#/queues'],
+    ['Queues', '#/queues'],
     ['Subscription', ''],
   ]);
   const body = h('div', null, loading());

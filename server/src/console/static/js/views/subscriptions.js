@@ -1,10 +1,10 @@
-// The subscriptions of one queue (GET /v1/subscriptions?queue_id=…), paged with next_cursor.
+// The subscriptions of one queue (GET /v1/subscriptions?queue_id=…), paged with next_cursor. The
+// queue is picked from the queue list (queues.js).
 
 import { idSegment, withQuery } from '../api.js';
-import { badge, dataTable, h, pageHeading, time } from '../dom.js';
+import { badge, breadcrumbs, dataTable, h, pageHeading, time } from '../dom.js';
 import { createListPager } from './paging.js';
 
-const QUEUE_KEY = 'orbit.console.queue';
 const PAGE_SIZES = ['20', '50', '100'];
 
 function enabledCell(sub) {
@@ -47,64 +47,25 @@ function table(items) {
 
 export async function subscriptionsView(ctx, queueId) {
   const limit = PAGE_SIZES.includes(ctx.params.get('limit')) ? ctx.params.get('limit') : '20';
-  const remembered = queueId ?? sessionStorage.getItem(QUEUE_KEY) ?? '';
-  const queueInput = h('input', {
-    id: 'queue-id',
-    name: 'queue_id',
-    required: true,
-    value: remembered,
-    pattern: '[0-9a-f]{32}',
-    maxlength: '32',
-    autocomplete: 'off',
-    spellcheck: 'false',
-    'aria-describedby': 'queue-help',
-    class: 'input-id',
-  });
   const limitSelect = h(
     'select',
     { id: 'page-size', name: 'limit' },
     PAGE_SIZES.map((n) => h('option', { value: n, selected: n === limit }, n)),
   );
-  const problem = h('p', { class: 'field-error', role: 'alert' });
   const form = h(
     'form',
     {
       class: 'card form form-inline',
-      novalidate: true,
       onsubmit: (event) => {
         event.preventDefault();
-        const value = queueInput.value.trim().toLowerCase();
-        if (!/^[0-9a-f]{32}$/.test(value)) {
-          problem.textContent = 'A queue id is 32 lower-case hexadecimal characters.';
-          queueInput.setAttribute('aria-invalid', 'true');
-          queueInput.focus();
-          return;
-        }
-        const target = `#/queues/${value}${limitSelect.value === '20' ? '' : `?limit=${limitSelect.value}`}`;
+        const target = `#/queues/${queueId}${limitSelect.value === '20' ? '' : `?limit=${limitSelect.value}`}`;
         if (location.hash === target) ctx.reload();
         else location.hash = target;
       },
     },
-    h(
-      'div',
-      { class: 'form-row' },
-      h('label', { for: 'queue-id' }, 'Queue ID'),
-      queueInput,
-      h(
-        'p',
-        { id: 'queue-help', class: 'help' },
-        "The 32-character id of a queue in this token's scope (orbit bootstrap --json prints it as queue_ids).",
-      ),
-    ),
     h('div', { class: 'form-row form-row-narrow' }, h('label', { for: 'page-size' }, 'Per page'), limitSelect),
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'button' }, 'List subscriptions')),
-    problem,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'button' }, 'Show')),
   );
-
-  ctx.main.append(pageHeading('Subscriptions'), form);
-  if (!queueId) return;
-  idSegment(queueId);
-  sessionStorage.setItem(QUEUE_KEY, queueId);
 
   const results = h('div', { class: 'results', 'aria-busy': 'false' });
   const pager = createListPager(ctx, results, {
@@ -113,6 +74,12 @@ export async function subscriptionsView(ctx, queueId) {
     empty: 'No subscriptions of this token in this queue.',
   });
   ctx.main.append(
+    breadcrumbs([
+      ['Queues', '#/queues'],
+      ['Subscriptions', ''],
+    ]),
+    pageHeading('Subscriptions'),
+    form,
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'list-title' },
@@ -122,5 +89,6 @@ export async function subscriptionsView(ctx, queueId) {
       pager.controls,
     ),
   );
+  idSegment(queueId);
   await pager.first();
 }
