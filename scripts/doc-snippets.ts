@@ -19,7 +19,13 @@ import { runAsScript } from './script-main.ts';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The pages whose code blocks are spliced from files. */
-export const SNIPPET_PAGES = ['docs/sdk.md', 'docs/embedding.md', 'docs/operations.md'] as const;
+export const SNIPPET_PAGES = [
+  'docs/sdk.md',
+  'docs/embedding.md',
+  'docs/operations.md',
+  'client/README.md',
+  'conformance/README.md',
+] as const;
 
 const MARKER = /^<!-- snippet: (\S+) -->\n(`{3,})(\w*)\n(?:[\s\S]*?\n)??\2\n/gm;
 

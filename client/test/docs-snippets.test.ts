@@ -73,17 +73,34 @@ describe.each(STORES)('the snippets of docs/sdk.md (%s)', (kind) => {
     return { subscriptionId: subscription.id, taskId };
   }
 
-  it('imports: the main entry and both Inbox entries load', async () => {
+  it('imports: the main entry and the SQLite Inbox entry load', async () => {
     const run = await runSnippet('imports.ts', env());
     expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ loaded: 6 });
   });
 
-  it('management: creates a subscription, and the persisted key replays it', async () => {
-    const run = await runSnippet('management.ts', env());
-    expect(run.code, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
-    expect(out).toMatchObject({ deduplicated: false, replayed: true, sameId: true });
-    expect((await s.client.getSubscription(out.id)).name).toBe('object-results');
+  it('ensuring a subscription: the first run creates it, the second finds it', async () => {
+    const first = await runSnippet('management.ts', env());
+    expect(first.code, first.stderr).toBe(0);
+    const created = JSON.parse(first.stdout.trim().split('\n').at(-1)!);
+    expect(created.created).toBe(true);
+    expect(first.stdout).toContain(`created object-results ${created.id}`);
+    const second = await runSnippet('management.ts', env());
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout.trim().split('\n').at(-1)!)).toEqual({ id: created.id, created: false });
+    expect(await s.client.getSubscription(created.id)).toMatchObject({ name: 'object-results', types: ['task.succeeded'] });
+  });
+
+  it('management: a create with a persisted key; the second run replays it', async () => {
+    const keyEnv = { ...env(), KEY_FILE: join(dir, `create-key-${kind}`) };
+    const first = await runSnippet('create-with-key.ts', keyEnv);
+    expect(first.code, first.stderr).toBe(0);
+    const out = JSON.parse(first.stdout.trim());
+    expect(out.deduplicated).toBe(false);
+    const second = await runSnippet('create-with-key.ts', keyEnv);
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout.trim())).toEqual({ id: out.id, deduplicated: true });
+    expect((await s.client.getSubscription(out.id)).name).toBe('nightly-report');
   });
 
   it('batch publish: appends every item, and the persisted keys replay them', async () => {
