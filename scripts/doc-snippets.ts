@@ -64,6 +64,12 @@ export function renderPage(page: string, read: (file: string) => string): string
 
 const readRepoFile = (file: string): string => readFileSync(path.join(repoRoot, file), 'utf8');
 
+/** Every file whose code the pages show, once each, in page order (consumer/ runs the programs among them). */
+export function snippetFiles(): string[] {
+  const files = SNIPPET_PAGES.flatMap((page) => [...readRepoFile(page).matchAll(MARKER)].map((m) => m[1]!));
+  return [...new Set(files)];
+}
+
 /** The pages that differ from their snippets (printed). */
 export function checkPages(): string[] {
   const differing = SNIPPET_PAGES.filter((page) => renderPage(readRepoFile(page), readRepoFile) !== readRepoFile(page));

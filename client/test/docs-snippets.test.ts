@@ -3,51 +3,23 @@
  * into the page by scripts/doc-snippets.ts) runs as its own Node process against a real server,
  * and what it did is checked on the server and in its Inbox.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES } from '@orbit/testing';
+import { type CliRun, runUntil, STORES } from '@orbit/testing';
 import { createClient } from '../src/index.ts';
 import { id, key, name, setup, type Setup } from './support.ts';
 
 const SNIPPETS = fileURLToPath(new URL('../examples/snippets/', import.meta.url));
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs a snippet; `until` (when given) is awaited on its output, then the process gets SIGTERM. */
-function runSnippet(file: string, env: Record<string, string>, until?: (stdout: string) => boolean): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(SNIPPETS, file)], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let signalled = false;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${file} did not finish within 60 s:\n${stdout}\n${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-      if (until && !signalled && until(stdout)) {
-        signalled = true;
-        child.kill('SIGTERM');
-      }
-    });
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+function runSnippet(file: string, env: Record<string, string>, until?: (stdout: string) => boolean): Promise<CliRun> {
+  return runUntil(process.execPath, ['--import', 'tsx', join(SNIPPETS, file)], {
+    env: { ...process.env, ...env },
+    ...(until ? { until } : {}),
   });
 }
 

@@ -26,6 +26,7 @@ export {
   ORBIT_BIN,
   type OrbitProcess,
   runOrbit,
+  runUntil,
   type ServerProcess,
   serveOrbit,
   spawnServer,
