@@ -12,7 +12,9 @@
  * - a strict `tsc` project (NodeNext, strict, skipLibCheck false) compiles a consumer with an
  *   Inbox and the Hono embedding recipe, and both run;
  * - the installed CLIs explain themselves (`--help`, `--version`), refuse a MySQL URL that names a
- *   missing database, and `./node_modules/.bin/orbit serve` (docs/operations.md) ends on SIGTERM.
+ *   missing database, and `./node_modules/.bin/orbit serve` (docs/operations.md) ends on SIGTERM;
+ * - every snippet of the docs compiles under `exactOptionalPropertyTypes` and runs twice in a row
+ *   (the plans are in consumer/doc-snippets.ts).
  *
  * No process here loads a TypeScript loader: the environment drops the repository's
  * `@orbit/source` condition, and the project has no tsx.
@@ -25,7 +27,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { runningServerConfig, SERVER_ENV } from '../conformance/test/target.ts';
-import { freePort, missingMysqlDatabase, mysqlDatabaseExists } from '@orbit/testing';
+import { freePort, missingMysqlDatabase, mysqlDatabaseExists, runUntil, subscribe } from '@orbit/testing';
+import { compiledSnippet, copySnippets, SNIPPET_PLANS, snippetPrograms, type SnippetContext } from './doc-snippets.ts';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const WORKSPACES = ['spec', 'generated', 'server', 'client', 'conformance'] as const;
@@ -381,5 +384,54 @@ describe('the published packages, installed into a fresh project', () => {
       () => true,
     );
     expect(refused, 'the port still answers after the server exited').toBe(true);
+
+  // --- The code of the docs, run twice from the project (consumer/doc-snippets.ts) -------------
+  describe('every snippet of the docs', () => {
+    it('has a plan, and every plan a snippet', () => {
+      expect(snippetPrograms().filter((file) => !SNIPPET_PLANS[file])).toEqual([]);
+      expect(Object.keys(SNIPPET_PLANS).filter((file) => !snippetPrograms().includes(file))).toEqual([]);
+    });
+
+    it('compiles under a strict tsconfig with exactOptionalPropertyTypes', () => {
+      copySnippets(REPO, project);
+      const tsc = sh(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.snippets.json'], project);
+      expect(tsc.status, `tsc -p tsconfig.snippets.json:\n${tsc.stdout}${tsc.stderr}`).toBe(0);
+    });
+
+    it.each(snippetPrograms())(
+      '%s runs twice in a row',
+      async (file) => {
+        const plan = SNIPPET_PLANS[file]!;
+        const snippetDir = join(dir, 'snippets', file.replaceAll('/', '_'));
+        mkdirSync(snippetDir, { recursive: true });
+        const queueId = boot.queue_ids['consumer-queue']!;
+        const ctx: SnippetContext = {
+          url: orbitUrl,
+          token: boot.token,
+          queueId,
+          project,
+          database,
+          dir: snippetDir,
+          subscription: async () => (await subscribe(orbitUrl, boot.token, queueId)).id as string,
+          port: freePort,
+        };
+        const env = userEnv(await plan.env(ctx));
+        let first = '';
+        for (const run of [1, 2] as const) {
+          await plan.before?.(ctx);
+          const during = plan.during && setInterval(() => void plan.during!(ctx).catch(() => {}), 300);
+          const result = await runUntil(process.execPath, [join(project, compiledSnippet(file))], {
+            cwd: snippetDir,
+            env,
+            ...(plan.until ? { until: plan.until } : {}),
+            timeoutMs: plan.timeoutMs ?? 60_000,
+          }).finally(() => clearInterval(during));
+          expect(result.code, `run ${run} of ${file}:\n${result.stdout}\n${result.stderr}`).toBe(0);
+          plan.check(result.stdout, run, first);
+          first ||= result.stdout;
+        }
+      },
+      600_000,
+    );
   });
 });

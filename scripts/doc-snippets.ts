@@ -19,7 +19,13 @@ import { runAsScript } from './script-main.ts';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The pages whose code blocks are spliced from files. */
-export const SNIPPET_PAGES = ['docs/sdk.md', 'docs/embedding.md', 'docs/operations.md'] as const;
+export const SNIPPET_PAGES = [
+  'docs/sdk.md',
+  'docs/embedding.md',
+  'docs/operations.md',
+  'client/README.md',
+  'conformance/README.md',
+] as const;
 
 const MARKER = /^<!-- snippet: (\S+) -->\n(`{3,})(\w*)\n(?:[\s\S]*?\n)??\2\n/gm;
 
@@ -57,6 +63,12 @@ export function renderPage(page: string, read: (file: string) => string): string
 }
 
 const readRepoFile = (file: string): string => readFileSync(path.join(repoRoot, file), 'utf8');
+
+/** Every file whose code the pages show, once each, in page order (consumer/ runs the programs among them). */
+export function snippetFiles(): string[] {
+  const files = SNIPPET_PAGES.flatMap((page) => [...readRepoFile(page).matchAll(MARKER)].map((m) => m[1]!));
+  return [...new Set(files)];
+}
 
 /** The pages that differ from their snippets (printed). */
 export function checkPages(): string[] {

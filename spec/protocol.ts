@@ -36,3 +36,10 @@ export const MAX_BATCH_ITEMS = 100;
 
 /** How many deliveries one session may hold leased at once (spec/rules.md#s5-11). */
 export const CAPACITY = { min: 1, max: 32 } as const;
+
+/**
+ * What a subscription gets when `CreateSubscriptionRequest` omits `max_pending` or `max_attempts`
+ * or sends `0` (spec/rules.md#s2-6, #s2-7): the server applies them, and the SDK's
+ * `ensureSubscription` compares an existing subscription against them.
+ */
+export const SUBSCRIPTION_DEFAULTS = { max_pending: 100, max_attempts: 20 } as const;

@@ -34,6 +34,16 @@ export type {
   SubscriptionPage,
   SubscriptionResult,
 } from './client.ts';
+export {
+  ensureKey,
+  ensureSubscription,
+  requestedSettings,
+  subscriptionDifferences,
+  SubscriptionMismatchError,
+  type EnsureSubscriptionOptions,
+  type EnsureSubscriptionResult,
+  type SettingDifference,
+} from './ensure.ts';
 export { connectEvents, connectUrl, EventConnection } from './events.ts';
 /** The subprotocol and the largest frame of orbit.events.v1 (from the contract, `@orbit/spec/protocol`). */
 export { SUBPROTOCOL as EVENTS_PROTOCOL, MAX_FRAME_BYTES } from '@orbit/spec/protocol';

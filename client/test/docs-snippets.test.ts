@@ -3,51 +3,23 @@
  * into the page by scripts/doc-snippets.ts) runs as its own Node process against a real server,
  * and what it did is checked on the server and in its Inbox.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STORES } from '@orbit/testing';
+import { type CliRun, runUntil, STORES } from '@orbit/testing';
 import { createClient } from '../src/index.ts';
 import { id, key, name, setup, type Setup } from './support.ts';
 
 const SNIPPETS = fileURLToPath(new URL('../examples/snippets/', import.meta.url));
 
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 /** Runs a snippet; `until` (when given) is awaited on its output, then the process gets SIGTERM. */
-function runSnippet(file: string, env: Record<string, string>, until?: (stdout: string) => boolean): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(SNIPPETS, file)], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let signalled = false;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${file} did not finish within 60 s:\n${stdout}\n${stderr}`));
-    }, 60_000);
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c.toString();
-      if (until && !signalled && until(stdout)) {
-        signalled = true;
-        child.kill('SIGTERM');
-      }
-    });
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+function runSnippet(file: string, env: Record<string, string>, until?: (stdout: string) => boolean): Promise<CliRun> {
+  return runUntil(process.execPath, ['--import', 'tsx', join(SNIPPETS, file)], {
+    env: { ...process.env, ...env },
+    ...(until ? { until } : {}),
   });
 }
 
@@ -73,17 +45,34 @@ describe.each(STORES)('the snippets of docs/sdk.md (%s)', (kind) => {
     return { subscriptionId: subscription.id, taskId };
   }
 
-  it('imports: the main entry and both Inbox entries load', async () => {
+  it('imports: the main entry and the SQLite Inbox entry load', async () => {
     const run = await runSnippet('imports.ts', env());
     expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ loaded: 6 });
   });
 
-  it('management: creates a subscription, and the persisted key replays it', async () => {
-    const run = await runSnippet('management.ts', env());
-    expect(run.code, run.stderr).toBe(0);
-    const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
-    expect(out).toMatchObject({ deduplicated: false, replayed: true, sameId: true });
-    expect((await s.client.getSubscription(out.id)).name).toBe('object-results');
+  it('ensuring a subscription: the first run creates it, the second finds it', async () => {
+    const first = await runSnippet('management.ts', env());
+    expect(first.code, first.stderr).toBe(0);
+    const created = JSON.parse(first.stdout.trim().split('\n').at(-1)!);
+    expect(created.created).toBe(true);
+    expect(first.stdout).toContain(`created object-results ${created.id}`);
+    const second = await runSnippet('management.ts', env());
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout.trim().split('\n').at(-1)!)).toEqual({ id: created.id, created: false });
+    expect(await s.client.getSubscription(created.id)).toMatchObject({ name: 'object-results', types: ['task.succeeded'] });
+  });
+
+  it('management: a create with a persisted key; the second run replays it', async () => {
+    const keyEnv = { ...env(), KEY_FILE: join(dir, `create-key-${kind}`) };
+    const first = await runSnippet('create-with-key.ts', keyEnv);
+    expect(first.code, first.stderr).toBe(0);
+    const out = JSON.parse(first.stdout.trim());
+    expect(out.deduplicated).toBe(false);
+    const second = await runSnippet('create-with-key.ts', keyEnv);
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout.trim())).toEqual({ id: out.id, deduplicated: true });
+    expect((await s.client.getSubscription(out.id)).name).toBe('nightly-report');
   });
 
   it('batch publish: appends every item, and the persisted keys replay them', async () => {

@@ -118,8 +118,8 @@ export interface RunOptions {
   readonly knownFlaky?: readonly KnownFailingEntry[];
   /** Check the welcome's timings against the configuration first (default true). */
   readonly preflight?: boolean;
-  /** The server process, in spawn mode. */
-  readonly server?: ServerWatch;
+  /** The server process, in spawn mode (`PreparedTarget.server`, which is undefined otherwise: accepted as it is). */
+  readonly server?: ServerWatch | undefined;
   /** Called after each case (progress output). */
   readonly onResult?: (result: CaseResult) => void;
 }

@@ -40,6 +40,7 @@ export {
   ORBIT_BIN,
   type OrbitProcess,
   runOrbit,
+  runUntil,
   type ServerProcess,
   serveOrbit,
   spawnServer,

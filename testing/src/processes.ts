@@ -41,6 +41,41 @@ export function runOrbit(args: string[], env: Record<string, string> = {}, timeo
   });
 }
 
+/**
+ * Runs a program to its end, or until `until` is true of its stdout so far, when it gets SIGTERM
+ * (a consumer that a user stops); then its exit. Rejects when it has not ended after `timeoutMs`
+ * (it is killed). The doc snippets' runs: client/test/docs-snippets.test.ts and consumer/.
+ */
+export function runUntil(
+  command: string,
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; until?: (stdout: string) => boolean; timeoutMs?: number },
+): Promise<CliRun> {
+  const { env, cwd, until, timeoutMs = 60_000 } = options;
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, ...(cwd === undefined ? {} : { cwd }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let signalled = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${[command, ...args].join(' ')} did not finish within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (until && !signalled && until(stdout)) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 /** The parent's environment without ORBIT_* settings, so a developer's shell cannot change a test. */
 export function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ORBIT_') || k === 'ORBIT_TEST_MYSQL_URL'));

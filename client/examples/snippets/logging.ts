@@ -21,8 +21,9 @@ const client = createClient({ baseUrl, token, log });
 const consumer = createEventConsumer({ baseUrl, token, subscriptionId, capacity: 4, inbox, handler: () => {}, log });
 // #endregion docs
 
-await client.listSubscriptions({ queueId });
+// Listened for before anything is awaited: the consumer may connect while the listing runs.
 const connected = new Promise<void>((resolve) => consumer.on('connected', () => resolve()));
+await client.listSubscriptions({ queueId });
 await connected;
 await consumer.stop();
 await inbox.close();

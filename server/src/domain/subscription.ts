@@ -13,6 +13,7 @@ import {
   type ResultType,
   type RetireSubscriptionRequest,
 } from '@orbit/generated';
+import { SUBSCRIPTION_DEFAULTS } from '@orbit/spec/protocol';
 import { checkRevision, refuse, isRefused, type Decision } from './decision.ts';
 
 export type { EventType, ResultType };
@@ -23,8 +24,8 @@ export const RESULT_TYPES: readonly ResultType[] = [...ENUM_VALUES.ResultType].s
 /** Every type the log accepts (`EventType`); `task.requeued` is logged but never matches a subscription. */
 export const EVENT_TYPES: readonly EventType[] = ENUM_VALUES.EventType;
 
-export const DEFAULT_MAX_PENDING = 100;
-export const DEFAULT_MAX_ATTEMPTS = 20;
+export const DEFAULT_MAX_PENDING: number = SUBSCRIPTION_DEFAULTS.max_pending;
+export const DEFAULT_MAX_ATTEMPTS: number = SUBSCRIPTION_DEFAULTS.max_attempts;
 /** Non-retired subscriptions per namespace; a paused one still counts. */
 export const SUBSCRIPTION_LIMIT = 64;
 export const MAX_ATTEMPT_BUDGET = 1_000_000;
