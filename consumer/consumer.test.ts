@@ -349,6 +349,7 @@ describe('the published packages, installed into a fresh project', () => {
     });
     expect(orbitUpgrade, "Orbit's own upgrade path refuses a request without a token").toBe(401);
   });
+
   it('the installed CLIs answer --help and --version, and a MySQL typo is an error that creates nothing', async () => {
     const version = (name: string) => JSON.parse(readFileSync(join(project, 'node_modules', name, 'package.json'), 'utf8')).version;
     expect(ok(npx(['orbit', '--version']), 'orbit --version').trim()).toBe(version('@orbit/server'));
@@ -384,6 +385,7 @@ describe('the published packages, installed into a fresh project', () => {
       () => true,
     );
     expect(refused, 'the port still answers after the server exited').toBe(true);
+  });
 
   // --- The code of the docs, run twice from the project (consumer/doc-snippets.ts) -------------
   describe('every snippet of the docs', () => {
