@@ -1,5 +1,5 @@
-// The serving node's effective settings (GET /v1/settings; spec/README.md, The credential's own
-// view), read-only and in the order of the settings table. The server replaces secrets before it
+// The serving node's effective settings, read-only and in the order of the settings table
+// (GET /v1/settings; spec/README.md, The credential's own view). The server replaces secrets before it
 // answers (the metrics token, the database password), so nothing secret reaches this page.
 
 import { apiRequest } from '../api.js';
