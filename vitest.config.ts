@@ -28,7 +28,12 @@ export default defineConfig({
           name: 'unit',
           // Unit and property tests run first, then the real-server suites.
           sequence: { groupOrder: 0 },
-          include: ['spec/**/*.test.ts', 'scripts/**/*.test.ts', '{server,client,conformance,testing}/src/**/*.test.ts'],
+          include: [
+            'spec/**/*.test.ts',
+            'scripts/**/*.test.ts',
+            '{server,client,conformance}/src/**/*.test.ts',
+            'testing/test/**/*.test.ts',
+          ],
           testTimeout: 60_000,
         },
       },

@@ -10,6 +10,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ackedCount,
   api,
   checkHistory,
   eventually,
@@ -98,12 +99,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
     })();
 
     // A rolling restart: each node drained by SIGTERM (it exits 0), then started on its port again.
-    const acked = async () => {
-      const [row] = await store.db.all("SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state = 'ACKED'", [
-        subscriptionId,
-      ]);
-      return Number(row!.n);
-    };
+    const acked = () => ackedCount(store.db, subscriptionId);
     const ackedBefore: number[] = [];
     for (let i = 0; i < 3; i++) {
       // Each drain lands mid-stream: the consumer has ACKed more since the last one.

@@ -156,6 +156,12 @@ export async function readFinal(db: Rows, subscriptionId: string): Promise<Final
   };
 }
 
+/** How many of the subscription's deliveries are ACKED now: the topology tests' progress gauge. */
+export async function ackedCount(db: Rows, subscriptionId: string): Promise<number> {
+  const [row] = await db.all("SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state = 'ACKED'", [subscriptionId]);
+  return Number(row!.n);
+}
+
 const few = (items: readonly string[]) => `${items.slice(0, 5).join('; ')}${items.length > 5 ? ` (and ${items.length - 5} more)` : ''}`;
 
 /**

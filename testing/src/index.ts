@@ -24,6 +24,7 @@ export { type ApiResponse, api } from './http.ts';
 export { ip, type Link, NetworkLab, netnsMissing } from './netns.ts';
 export {
   type AckReply,
+  ackedCount,
   checkHistory,
   type FinalState,
   HistoryLog,

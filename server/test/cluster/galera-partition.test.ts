@@ -22,6 +22,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
 import {
+  ackedCount,
   api,
   checkHistory,
   eventually,
@@ -139,12 +140,7 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
     const log: string[] = [];
     const consumer: ChildProcess = spawnExampleConsumer({ url: balancer.url, token: boot.token, subscriptionId, inbox: inbox.url }, log);
     cleanups.push(() => consumer.kill('SIGKILL'));
-    const acked = async () => {
-      const [row] = await store.db.all("SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state = 'ACKED'", [
-        subscriptionId,
-      ]);
-      return Number(row!.n);
-    };
+    const acked = () => ackedCount(store.db, subscriptionId);
     /** What to show when a wait fails: the consumer's last lines. */
     const tail = () => log.join('').slice(-1500);
     return { boot, queueId, subscriptionId, inbox, log, acked, tail };

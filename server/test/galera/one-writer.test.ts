@@ -13,6 +13,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
 import {
+  ackedCount,
   checkHistory,
   eventually,
   freshDatabase,
@@ -125,12 +126,7 @@ describe('Orbit through one Galera writer behind HAProxy, with the writer killed
       }
     })();
 
-    const acked = async () => {
-      const [row] = await store.db.all("SELECT COUNT(*) AS n FROM deliveries WHERE subscription_id = ? AND state = 'ACKED'", [
-        subscriptionId,
-      ]);
-      return Number(row!.n);
-    };
+    const acked = () => ackedCount(store.db, subscriptionId);
     await eventually(async () => (await acked()) >= RESULTS / 5, 60_000, 'a fifth of the results ACKED');
     history.mark('the writer killed');
     await galera('kill', '1');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FinalState, HistoryLog, judge } from './history.ts';
+import { type FinalState, HistoryLog, judge } from '../src/history.ts';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const id = (n: number, kind: string) => `${kind}${String(n).padStart(31, '0')}`;
