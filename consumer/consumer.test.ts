@@ -394,6 +394,19 @@ describe('the published packages, installed into a fresh project', () => {
       expect(Object.keys(SNIPPET_PLANS).filter((file) => !snippetPrograms().includes(file))).toEqual([]);
     });
 
+    it('ships in the packages where the docs cite it: the client examples and snippets, the embedding recipe', () => {
+      const files = (name: string) => packed.find((p) => p.name === name)!.files.map((f) => f.path);
+      const clientSnippets = snippetPrograms().filter((file) => file.startsWith('client/examples/'));
+      expect(files('@orbit/client')).toEqual(
+        expect.arrayContaining([
+          'examples/manage-subscriptions.ts',
+          'examples/consume-results.ts',
+          ...clientSnippets.map((f) => f.slice('client/'.length)),
+        ]),
+      );
+      expect(files('@orbit/server')).toContain('examples/embed-in-hono.ts');
+    });
+
     it('compiles under a strict tsconfig with exactOptionalPropertyTypes', () => {
       copySnippets(REPO, project);
       const tsc = sh(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.snippets.json'], project);
