@@ -8,8 +8,9 @@
  * (spec/README.md, Trace context), which the server stored from the publish, and its ACK span a
  * child of the handler span: one trace from publish to ACK across processes. `publishResult` and
  * `publishResults` send their own span's context in `trace_context` when the caller gave none.
- * The server has the same few helpers (`server/src/tracing.ts`); the client never imports the
- * server, so each package keeps its own.
+ * The W3C text is read and written by `@orbit/spec/codec` for both packages; the check and the span
+ * wrapper are a few lines the server has too (`server/src/tracing.ts`), since the client never
+ * imports the server.
  */
 import {
   type Attributes,
@@ -25,6 +26,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { TraceContext } from '@orbit/generated';
+import { formatTraceparent, parseTraceparent } from '@orbit/spec/codec';
 
 const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
 
@@ -55,23 +57,17 @@ export async function traced<T>(
 
 /** The remote parent an event's trace context names, or the root when it has none. */
 export function parentOf(traceContext: TraceContext | undefined): Context {
-  const parts = traceContext?.traceparent.split('-');
-  if (parts?.length !== 4 || parts[0] !== '00') return ROOT_CONTEXT;
-  const spanContext: SpanContext = {
-    traceId: parts[1]!,
-    spanId: parts[2]!,
-    traceFlags: Number.parseInt(parts[3]!, 16),
-    isRemote: true,
-    ...(traceContext?.tracestate ? { traceState: createTraceState(traceContext.tracestate) } : {}),
-  };
-  return trace.isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : ROOT_CONTEXT;
+  const parts = traceContext && parseTraceparent(traceContext.traceparent);
+  if (!parts) return ROOT_CONTEXT;
+  const traceState = traceContext.tracestate ? { traceState: createTraceState(traceContext.tracestate) } : {};
+  return trace.setSpanContext(ROOT_CONTEXT, { ...parts, isRemote: true, ...traceState });
 }
 
 /** The W3C text of a span's context, as `trace_context` carries it. */
 export function traceContextOf(span: Span): TraceContext {
-  const { traceId, spanId, traceFlags, traceState } = span.spanContext();
-  const traceparent = `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
-  const tracestate = traceState?.serialize();
+  const spanContext = span.spanContext();
+  const traceparent = formatTraceparent(spanContext);
+  const tracestate = spanContext.traceState?.serialize();
   return tracestate ? { traceparent, tracestate } : { traceparent };
 }
 

@@ -25,6 +25,7 @@ import {
   trace,
 } from '@opentelemetry/api';
 import type { TraceContext } from '@orbit/generated';
+import { formatTraceparent, parseTraceparent } from '@orbit/spec/codec';
 import type { ResultRecord } from './store/records.ts';
 import type { ResultInput } from './store/results.ts';
 
@@ -97,21 +98,14 @@ export async function traced<T>(
 export function spanContextOf(
   traceContext: TraceContext | { traceparent: string | null; tracestate?: string | null },
 ): SpanContext | undefined {
-  const parts = traceContext.traceparent?.split('-');
-  if (parts?.length !== 4 || parts[0] !== '00') return undefined;
-  const spanContext: SpanContext = {
-    traceId: parts[1]!,
-    spanId: parts[2]!,
-    traceFlags: Number.parseInt(parts[3]!, 16),
-    isRemote: true,
-    ...(traceContext.tracestate ? { traceState: createTraceState(traceContext.tracestate) } : {}),
-  };
-  return trace.isSpanContextValid(spanContext) ? spanContext : undefined;
+  const parts = traceContext.traceparent === null ? undefined : parseTraceparent(traceContext.traceparent);
+  if (!parts) return undefined;
+  return { ...parts, isRemote: true, ...(traceContext.tracestate ? { traceState: createTraceState(traceContext.tracestate) } : {}) };
 }
 
 /** The W3C text of a span context, as the contract stores it. */
 export function traceContextOf(spanContext: SpanContext): TraceContext {
-  const traceparent = `00-${spanContext.traceId}-${spanContext.spanId}-${(spanContext.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+  const traceparent = formatTraceparent(spanContext);
   const tracestate = spanContext.traceState?.serialize();
   return tracestate ? { traceparent, tracestate } : { traceparent };
 }

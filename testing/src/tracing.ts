@@ -6,6 +6,7 @@
  * off" is then testable in the same process).
  */
 import { context, trace, type SpanContext } from '@opentelemetry/api';
+import { formatTraceparent } from '@orbit/spec/codec';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
@@ -44,5 +45,5 @@ export function parentSpanId(span: ReadableSpan): string | undefined {
 
 /** The W3C `traceparent` of a span context. */
 export function traceparentOf(spanContext: SpanContext): string {
-  return `00-${spanContext.traceId}-${spanContext.spanId}-${spanContext.traceFlags.toString(16).padStart(2, '0')}`;
+  return formatTraceparent(spanContext);
 }
