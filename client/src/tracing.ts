@@ -20,7 +20,6 @@ import {
   ProxyTracerProvider,
   ROOT_CONTEXT,
   type Span,
-  type SpanContext,
   SpanKind,
   SpanStatusCode,
   trace,
