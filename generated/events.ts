@@ -107,7 +107,7 @@ export interface ResultSnapshot {
 }
 
 /**
- * W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace (spec/README.md, Trace context).
+ * W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace; Orbit's additive member of the event that event.deliver (spec/rules.md#s6-3) and the delivery detail (spec/rules.md#s4-15) carry (spec/README.md, Trace context).
  */
 export interface TraceContext {
   /**

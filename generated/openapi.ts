@@ -781,7 +781,7 @@ export interface components {
             result?: unknown;
             current_attempt_id?: components["schemas"]["Id"];
         };
-        /** @description W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace (spec/README.md, Trace context). */
+        /** @description W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace; Orbit's additive member of the event that event.deliver (spec/rules.md#s6-3) and the delivery detail (spec/rules.md#s4-15) carry (spec/README.md, Trace context). */
         TraceContext: {
             /** @description Version 00: trace id (32 lower-case hex digits, not all zero), parent span id (16, not all zero), flags (2). */
             traceparent: string;
