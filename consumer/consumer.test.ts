@@ -14,7 +14,9 @@
  * - the installed CLIs explain themselves (`--help`, `--version`), refuse a MySQL URL that names a
  *   missing database, and `./node_modules/.bin/orbit serve` (docs/operations.md) ends on SIGTERM;
  * - every snippet of the docs compiles under `exactOptionalPropertyTypes` and runs twice in a row
- *   (the plans are in consumer/doc-snippets.ts).
+ *   (the plans are in consumer/doc-snippets.ts);
+ * - with the OpenTelemetry SDK the application brings (an in-memory exporter per process), a
+ *   publish in one process and its delivery and ACK in another are one linked trace.
  *
  * No process here loads a TypeScript loader: the environment drops the repository's
  * `@orbit/source` condition, and the project has no tsx.
@@ -133,12 +135,15 @@ describe('the published packages, installed into a fresh project', () => {
           'better-sqlite3': `^${lockedVersion('better-sqlite3')}`,
           '@types/better-sqlite3': `^${lockedVersion('@types/better-sqlite3')}`,
           '@types/node': `^${lockedVersion('@types/node').split('.')[0]}.0.0`,
+          // The OpenTelemetry SDK an application brings (docs/sdk.md, Tracing).
+          '@opentelemetry/sdk-trace-base': lockedVersion('@opentelemetry/sdk-trace-base'),
+          '@opentelemetry/context-async-hooks': lockedVersion('@opentelemetry/context-async-hooks'),
         },
         // Every @orbit/* dependency of a package is the tarball, never a registry package.
         overrides: orbit,
       }),
     );
-    for (const file of ['plain.mjs', 'required.cjs', 'typed.ts', 'tsconfig.json', 'tsconfig.recipe.json'])
+    for (const file of ['plain.mjs', 'required.cjs', 'typed.ts', 'traced.mjs', 'tsconfig.json', 'tsconfig.recipe.json'])
       copyFileSync(join(REPO, 'consumer/fixture', file), join(project, file));
     copyFileSync(join(REPO, 'server/examples/embed-in-hono.ts'), join(project, 'embed-in-hono.ts'));
     ok(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], project), 'npm install');
@@ -290,6 +295,31 @@ describe('the published packages, installed into a fresh project', () => {
     const out = JSON.parse(ok(run, 'node out/typed.js'));
     expect(out.acked).toBe(1);
     expect(out.rows).toEqual([{ task_id: out.taskId, result: '{"n":1}' }]);
+  });
+
+  it('a publish, its delivery and its ACK in two processes are one trace, read from in-memory exporters', () => {
+    const env = userEnv({
+      ORBIT_URL: orbitUrl,
+      ORBIT_TOKEN: boot.token,
+      ORBIT_QUEUE_ID: boot.queue_ids['consumer-queue']!,
+      INBOX_DIR: dir,
+    });
+    const traced = (args: string[]) =>
+      JSON.parse(ok(sh(process.execPath, ['traced.mjs', ...args], project, env, 60_000), `node traced.mjs ${args[0]}`));
+    type Span = { name: string; traceId: string; spanId: string; parentSpanId: string | null; attributes: Record<string, unknown> };
+    const { subscriptionId } = traced(['subscribe']);
+    const producer = traced(['publish']) as { event: { id: string; trace_context?: { traceparent: string } }; spans: Span[] };
+    const consumer = traced(['consume', subscriptionId, producer.event.id]) as { delivered: typeof producer.event; spans: Span[] };
+    const request = producer.spans.find((s) => s.name === 'app.request')!;
+    const publish = producer.spans.find((s) => s.name === 'orbit.publish')!;
+    expect(publish.parentSpanId).toBe(request.spanId);
+    expect(producer.event.trace_context?.traceparent).toBe(`00-${request.traceId}-${publish.spanId}-01`);
+    expect(consumer.delivered.trace_context).toEqual(producer.event.trace_context);
+    const processSpan = consumer.spans.find((s) => s.name === 'orbit.process' && s.attributes['orbit.event.id'] === producer.event.id)!;
+    const ack = consumer.spans.find((s) => s.name === 'orbit.ack' && s.attributes['orbit.event.id'] === producer.event.id)!;
+    expect(processSpan).toMatchObject({ traceId: request.traceId, parentSpanId: publish.spanId });
+    expect(ack).toMatchObject({ traceId: request.traceId, parentSpanId: processSpan.spanId });
+    expect(ack.attributes['orbit.delivery.id']).toBe(processSpan.attributes['orbit.delivery.id']);
   });
 
   it('npx orbit-conformance passes against npx orbit serve', () => {

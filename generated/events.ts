@@ -107,6 +107,20 @@ export interface ResultSnapshot {
 }
 
 /**
+ * W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace; Orbit's additive member of the event that event.deliver (spec/rules.md#s6-3) and the delivery detail (spec/rules.md#s4-15) carry (spec/README.md, Trace context).
+ */
+export interface TraceContext {
+  /**
+   * Version 00: trace id (32 lower-case hex digits, not all zero), parent span id (16, not all zero), flags (2).
+   */
+  traceparent: string;
+  /**
+   * The vendors' list, as received; at most 512 characters of printable ASCII (the W3C propagation limit).
+   */
+  tracestate?: string;
+}
+
+/**
  * One entry of the result log as delivered in event.deliver and returned by the delivery detail API (spec/rules.md#s4-15, #s6-3).
  */
 export interface ResultEvent {
@@ -124,6 +138,7 @@ export interface ResultEvent {
     [k: string]: unknown;
   };
   snapshot: ResultSnapshot;
+  trace_context?: TraceContext;
 }
 
 /**

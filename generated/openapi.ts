@@ -716,6 +716,12 @@ export interface components {
             result?: unknown;
             effect_uncertain?: boolean;
             current_attempt_id?: components["schemas"]["Id"];
+            /**
+             * @description The W3C trace context to store with the event and send in `event.deliver` (becomes
+             *     `event.trace_context`). Not part of the publish's content identity: a retry with a new
+             *     span replays the first event, with the first context (spec/README.md, Trace context).
+             */
+            trace_context?: components["schemas"]["TraceContext"];
         };
         /** @description One result to publish (spec/README.md, The result log). */
         PublishResultRequest: components["schemas"]["PublishResultMembers"];
@@ -896,6 +902,13 @@ export interface components {
             result?: unknown;
             current_attempt_id?: components["schemas"]["Id"];
         };
+        /** @description W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace; Orbit's additive member of the event that event.deliver (spec/rules.md#s6-3) and the delivery detail (spec/rules.md#s4-15) carry (spec/README.md, Trace context). */
+        TraceContext: {
+            /** @description Version 00: trace id (32 lower-case hex digits, not all zero), parent span id (16, not all zero), flags (2). */
+            traceparent: string;
+            /** @description The vendors' list, as received; at most 512 characters of printable ASCII (the W3C propagation limit). */
+            tracestate?: string;
+        };
         /** @description One entry of the result log as delivered in event.deliver and returned by the delivery detail API (spec/rules.md#s4-15, #s6-3). */
         ResultEvent: {
             id: components["schemas"]["Id"];
@@ -909,6 +922,7 @@ export interface components {
             /** @description Free-form metadata of the source event; evolves per event type; never holds task input or secrets (spec/rules.md#s6-5). */
             details: Record<string, unknown>;
             snapshot: components["schemas"]["ResultSnapshot"];
+            trace_context?: components["schemas"]["TraceContext"];
         };
     };
     responses: {

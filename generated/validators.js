@@ -4,7 +4,7 @@ const ajvRuntime_equal = ajvRuntimeModule_equal.default ?? ajvRuntimeModule_equa
 import ajvRuntimeModule_ucs2length from "ajv/dist/runtime/ucs2length.js";
 const ajvRuntime_ucs2length = ajvRuntimeModule_ucs2length.default ?? ajvRuntimeModule_ucs2length;
 export const validateFrame = validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://orbit.invalid/schemas/events.v1.json","title":"orbit.events.v1","description":"Frames of the WebSocket protocol orbit.events.v1 (spec/rules.md#s8-8) and the shared types of the Orbit contract. Every frame is one text JSON message. Validate by direction with #/$defs/clientFrame and #/$defs/serverFrame; the root accepts either. Rules a JSON Schema cannot express (duplicate keys, uint64 range, canonical base64url) are enforced by the strict codec in spec/codec.","anyOf":[{"$ref":"#/$defs/clientFrame"},{"$ref":"#/$defs/serverFrame"}],"$defs":{"Id":{"description":"A 32-character lower-case hexadecimal identity (message_id, subscription_id, delivery id, event id, ...; spec/rules.md#s4-6, #s5-6). Upper-case hex is not accepted.","type":"string","pattern":"^[0-9a-f]{32}$"},"Uint64":{"description":"A count or version carried as a canonical decimal string: no sign, no leading zero, no fraction (spec/rules.md#s1-21). The pattern allows up to 20 digits; the range limit (<= 18446744073709551615) cannot be expressed as a pattern and is enforced by the strict codec in spec/codec.","type":"string","pattern":"^(0|[1-9][0-9]{0,19})$"},"LeaseSecret":{"description":"A delivery lease secret, 32 random bytes as base64url without padding (spec/rules.md#s6-2, #s8-9): exactly 43 characters, the last one with zero unused bits. Canonical form is re-checked by the strict codec in spec/codec.","type":"string","pattern":"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"},"Timestamp":{"description":"A UTC RFC 3339 date-time with a 'Z' offset and an optional 1-9 digit fraction, e.g. 2026-09-17T10:00:00Z (spec/rules.md#s4-10). A pattern rather than 'format' keeps standalone validators free of format code. The pattern does not check calendar validity (e.g. month 13): producers format timestamps from a clock, consumers parse them as dates.","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},"ResultType":{"description":"The four result types a subscription can select (spec/rules.md#s2-8). task.requeued is not one of them (spec/rules.md#s2-9).","type":"string","enum":["task.succeeded","task.failed","task.cancelled","task.needs_review"]},"EventType":{"description":"Every type in the result log: the four result types plus task.requeued (logged, never delivered to a subscription; spec/rules.md#s2-9, spec/README.md, The result log).","type":"string","enum":["task.succeeded","task.failed","task.cancelled","task.needs_review","task.requeued"]},"DeliveryState":{"description":"The four delivery states (spec/rules.md#s4-1).","type":"string","enum":["PENDING","LEASED","ACKED","EXPIRED"]},"TaskState":{"description":"The task state recorded in a result snapshot (spec/rules.md#s6-3); QUEUED belongs to task.requeued (spec/README.md, The result log).","type":"string","enum":["SUCCEEDED","FAILED","CANCELLED","NEEDS_REVIEW","QUEUED"]},"ErrorCode":{"description":"The error codes of the HTTP API and of orbit.events.v1 (spec/rules.md#s7-10 to #s7-21).","type":"string","enum":["INVALID_ARGUMENT","UNAUTHENTICATED","PERMISSION_DENIED","NOT_FOUND","STATE_CONFLICT","IDEMPOTENCY_CONFLICT","SUBSCRIPTION_LIMIT","EVENT_HISTORY_EXPIRED","DELIVERY_LEASE_LOST","PROTOCOL_REQUIRED","CAPACITY_EXCEEDED","UNAVAILABLE"]},"ErrorObject":{"description":"error = {code, message}; used by the WSS error frame and the HTTP error envelope (spec/rules.md#s1-18, #s7-6).","type":"object","properties":{"code":{"$ref":"#/$defs/ErrorCode"},"message":{"type":"string"}},"required":["code","message"],"additionalProperties":false},"EventDelivery":{"description":"One delivery of one result event to one subscription (spec/rules.md#s4-5 to #s4-14). lease_until is present exactly when state is LEASED; acknowledged_at exactly when state is ACKED. attempts <= attempt_budget and the state machine are server rules, not schema rules.","type":"object","properties":{"id":{"$ref":"#/$defs/Id"},"subscription_id":{"$ref":"#/$defs/Id"},"event_id":{"$ref":"#/$defs/Id"},"sequence":{"$ref":"#/$defs/Uint64"},"revision":{"$ref":"#/$defs/Uint64"},"state":{"$ref":"#/$defs/DeliveryState"},"created_at":{"$ref":"#/$defs/Timestamp"},"available_at":{"$ref":"#/$defs/Timestamp"},"lease_epoch":{"$ref":"#/$defs/Uint64"},"lease_until":{"$ref":"#/$defs/Timestamp"},"attempts":{"type":"integer","minimum":0,"maximum":1000000},"attempt_budget":{"type":"integer","minimum":0,"maximum":1000000},"acknowledged_at":{"$ref":"#/$defs/Timestamp"}},"required":["id","subscription_id","event_id","sequence","revision","state","created_at","available_at","lease_epoch","attempts","attempt_budget"],"additionalProperties":false,"allOf":[{"if":{"properties":{"state":{"const":"LEASED"}}},"then":{"properties":{"lease_until":true},"required":["lease_until"]},"else":{"properties":{"lease_until":false}}},{"if":{"properties":{"state":{"const":"ACKED"}}},"then":{"properties":{"acknowledged_at":true},"required":["acknowledged_at"]},"else":{"properties":{"acknowledged_at":false}}}]},"ResultSnapshot":{"description":"The immutable task snapshot carried by a result event (spec/rules.md#s6-3, #s6-6). result is any JSON value, kept byte-exact by the server (spec/rules.md#s6-4).","type":"object","properties":{"schema_version":{"const":1},"task_id":{"$ref":"#/$defs/Id"},"queue_id":{"$ref":"#/$defs/Id"},"state":{"$ref":"#/$defs/TaskState"},"revision":{"$ref":"#/$defs/Uint64"},"effect_uncertain":{"type":"boolean"},"result":{"description":"Any JSON value: the business result, as published.","x-orbit-raw-json":true},"current_attempt_id":{"$ref":"#/$defs/Id"}},"required":["schema_version","task_id","queue_id","state","revision","effect_uncertain"],"additionalProperties":false},"ResultEvent":{"description":"One entry of the result log as delivered in event.deliver and returned by the delivery detail API (spec/rules.md#s4-15, #s6-3).","type":"object","properties":{"id":{"$ref":"#/$defs/Id"},"sequence":{"$ref":"#/$defs/Uint64"},"type":{"$ref":"#/$defs/EventType"},"aggregate_kind":{"const":"task"},"aggregate_id":{"$ref":"#/$defs/Id"},"aggregate_revision":{"$ref":"#/$defs/Uint64"},"occurred_at":{"$ref":"#/$defs/Timestamp"},"details":{"description":"Free-form metadata of the source event; evolves per event type; never holds task input or secrets (spec/rules.md#s6-5).","type":"object","x-orbit-raw-json":true},"snapshot":{"$ref":"#/$defs/ResultSnapshot"}},"required":["id","sequence","type","aggregate_kind","aggregate_id","aggregate_revision","occurred_at","details","snapshot"],"additionalProperties":false},"HelloFrame":{"description":"Client -> server, the first frame, within 5 s of connecting. It has no session_id, reply_to or error (spec/rules.md#s5-9).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"events.hello"},"message_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"subscription_id":{"$ref":"#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32}},"required":["subscription_id","capacity"],"additionalProperties":false}},"required":["protocol_version","type","message_id","body"],"additionalProperties":false},"AckRequestFrame":{"description":"Client -> server, acknowledges one delivery with its latest proof (delivery id, lease epoch, lease secret; spec/rules.md#s6-11).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"event.ack"},"message_id":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery_id":{"$ref":"#/$defs/Id"},"epoch":{"$ref":"#/$defs/Uint64"},"lease_secret":{"$ref":"#/$defs/LeaseSecret"}},"required":["delivery_id","epoch","lease_secret"],"additionalProperties":false}},"required":["protocol_version","type","message_id","session_id","body"],"additionalProperties":false},"PingFrame":{"description":"Client -> server heartbeat (suggested every 15 s); the body is the empty object (spec/rules.md#s7-1).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"events.ping"},"message_id":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{},"required":[],"additionalProperties":false}},"required":["protocol_version","type","message_id","session_id","body"],"additionalProperties":false},"WelcomeFrame":{"description":"Server -> client reply to events.hello; session_id is generated by the server and identifies this connection only (spec/rules.md#s5-15).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"events.welcome"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"session_id":{"$ref":"#/$defs/Id"},"subscription_id":{"$ref":"#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32},"lease_duration_ms":{"type":"integer","minimum":1},"heartbeat_interval_ms":{"type":"integer","minimum":1},"server_time":{"$ref":"#/$defs/Timestamp"},"enabled":{"type":"boolean"}},"required":["session_id","subscription_id","capacity","lease_duration_ms","heartbeat_interval_ms","server_time","enabled"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false},"DeliverFrame":{"description":"Server -> client, one leased delivery with its event and lease secret; not a reply, so no reply_to (spec/rules.md#s6-1, #s6-3).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"event.deliver"},"message_id":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery":{"$ref":"#/$defs/EventDelivery"},"event":{"$ref":"#/$defs/ResultEvent"},"lease_secret":{"$ref":"#/$defs/LeaseSecret"}},"required":["delivery","event","lease_secret"],"additionalProperties":false}},"required":["protocol_version","type","message_id","session_id","body"],"additionalProperties":false},"AckReplyFrame":{"description":"Server -> client reply to event.ack; deduplicated=true with the original acknowledged_at when already acknowledged (spec/rules.md#s6-14).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery_id":{"$ref":"#/$defs/Id"},"event_id":{"$ref":"#/$defs/Id"},"epoch":{"$ref":"#/$defs/Uint64"},"acknowledged_at":{"$ref":"#/$defs/Timestamp"},"deduplicated":{"type":"boolean"}},"required":["delivery_id","event_id","epoch","acknowledged_at","deduplicated"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false},"PingReplyFrame":{"description":"Server -> client reply to events.ping (spec/rules.md#s7-1).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"server_time":{"$ref":"#/$defs/Timestamp"},"enabled":{"type":"boolean"}},"required":["server_time","enabled"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false},"ErrorFrame":{"description":"Server -> client error; error = {code, message} and no body. reply_to is present when it answers a request; session_id is absent when hello binding failed (spec/rules.md#s7-6 to #s7-8).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"error"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"error":{"$ref":"#/$defs/ErrorObject"}},"required":["protocol_version","type","message_id","error"],"additionalProperties":false},"clientFrame":{"description":"Any frame a client may send (spec/rules.md#s8-8).","oneOf":[{"$ref":"#/$defs/HelloFrame"},{"$ref":"#/$defs/AckRequestFrame"},{"$ref":"#/$defs/PingFrame"}]},"serverFrame":{"description":"Any frame a server may send (spec/rules.md#s8-8).","oneOf":[{"$ref":"#/$defs/WelcomeFrame"},{"$ref":"#/$defs/DeliverFrame"},{"$ref":"#/$defs/AckReplyFrame"},{"$ref":"#/$defs/PingReplyFrame"},{"$ref":"#/$defs/ErrorFrame"}]}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://orbit.invalid/schemas/events.v1.json","title":"orbit.events.v1","description":"Frames of the WebSocket protocol orbit.events.v1 (spec/rules.md#s8-8) and the shared types of the Orbit contract. Every frame is one text JSON message. Validate by direction with #/$defs/clientFrame and #/$defs/serverFrame; the root accepts either. Rules a JSON Schema cannot express (duplicate keys, uint64 range, canonical base64url) are enforced by the strict codec in spec/codec.","anyOf":[{"$ref":"#/$defs/clientFrame"},{"$ref":"#/$defs/serverFrame"}],"$defs":{"Id":{"description":"A 32-character lower-case hexadecimal identity (message_id, subscription_id, delivery id, event id, ...; spec/rules.md#s4-6, #s5-6). Upper-case hex is not accepted.","type":"string","pattern":"^[0-9a-f]{32}$"},"Uint64":{"description":"A count or version carried as a canonical decimal string: no sign, no leading zero, no fraction (spec/rules.md#s1-21). The pattern allows up to 20 digits; the range limit (<= 18446744073709551615) cannot be expressed as a pattern and is enforced by the strict codec in spec/codec.","type":"string","pattern":"^(0|[1-9][0-9]{0,19})$"},"LeaseSecret":{"description":"A delivery lease secret, 32 random bytes as base64url without padding (spec/rules.md#s6-2, #s8-9): exactly 43 characters, the last one with zero unused bits. Canonical form is re-checked by the strict codec in spec/codec.","type":"string","pattern":"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"},"Timestamp":{"description":"A UTC RFC 3339 date-time with a 'Z' offset and an optional 1-9 digit fraction, e.g. 2026-09-17T10:00:00Z (spec/rules.md#s4-10). A pattern rather than 'format' keeps standalone validators free of format code. The pattern does not check calendar validity (e.g. month 13): producers format timestamps from a clock, consumers parse them as dates.","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},"ResultType":{"description":"The four result types a subscription can select (spec/rules.md#s2-8). task.requeued is not one of them (spec/rules.md#s2-9).","type":"string","enum":["task.succeeded","task.failed","task.cancelled","task.needs_review"]},"EventType":{"description":"Every type in the result log: the four result types plus task.requeued (logged, never delivered to a subscription; spec/rules.md#s2-9, spec/README.md, The result log).","type":"string","enum":["task.succeeded","task.failed","task.cancelled","task.needs_review","task.requeued"]},"DeliveryState":{"description":"The four delivery states (spec/rules.md#s4-1).","type":"string","enum":["PENDING","LEASED","ACKED","EXPIRED"]},"TaskState":{"description":"The task state recorded in a result snapshot (spec/rules.md#s6-3); QUEUED belongs to task.requeued (spec/README.md, The result log).","type":"string","enum":["SUCCEEDED","FAILED","CANCELLED","NEEDS_REVIEW","QUEUED"]},"ErrorCode":{"description":"The error codes of the HTTP API and of orbit.events.v1 (spec/rules.md#s7-10 to #s7-21).","type":"string","enum":["INVALID_ARGUMENT","UNAUTHENTICATED","PERMISSION_DENIED","NOT_FOUND","STATE_CONFLICT","IDEMPOTENCY_CONFLICT","SUBSCRIPTION_LIMIT","EVENT_HISTORY_EXPIRED","DELIVERY_LEASE_LOST","PROTOCOL_REQUIRED","CAPACITY_EXCEEDED","UNAVAILABLE"]},"ErrorObject":{"description":"error = {code, message}; used by the WSS error frame and the HTTP error envelope (spec/rules.md#s1-18, #s7-6).","type":"object","properties":{"code":{"$ref":"#/$defs/ErrorCode"},"message":{"type":"string"}},"required":["code","message"],"additionalProperties":false},"EventDelivery":{"description":"One delivery of one result event to one subscription (spec/rules.md#s4-5 to #s4-14). lease_until is present exactly when state is LEASED; acknowledged_at exactly when state is ACKED. attempts <= attempt_budget and the state machine are server rules, not schema rules.","type":"object","properties":{"id":{"$ref":"#/$defs/Id"},"subscription_id":{"$ref":"#/$defs/Id"},"event_id":{"$ref":"#/$defs/Id"},"sequence":{"$ref":"#/$defs/Uint64"},"revision":{"$ref":"#/$defs/Uint64"},"state":{"$ref":"#/$defs/DeliveryState"},"created_at":{"$ref":"#/$defs/Timestamp"},"available_at":{"$ref":"#/$defs/Timestamp"},"lease_epoch":{"$ref":"#/$defs/Uint64"},"lease_until":{"$ref":"#/$defs/Timestamp"},"attempts":{"type":"integer","minimum":0,"maximum":1000000},"attempt_budget":{"type":"integer","minimum":0,"maximum":1000000},"acknowledged_at":{"$ref":"#/$defs/Timestamp"}},"required":["id","subscription_id","event_id","sequence","revision","state","created_at","available_at","lease_epoch","attempts","attempt_budget"],"additionalProperties":false,"allOf":[{"if":{"properties":{"state":{"const":"LEASED"}}},"then":{"properties":{"lease_until":true},"required":["lease_until"]},"else":{"properties":{"lease_until":false}}},{"if":{"properties":{"state":{"const":"ACKED"}}},"then":{"properties":{"acknowledged_at":true},"required":["acknowledged_at"]},"else":{"properties":{"acknowledged_at":false}}}]},"ResultSnapshot":{"description":"The immutable task snapshot carried by a result event (spec/rules.md#s6-3, #s6-6). result is any JSON value, kept byte-exact by the server (spec/rules.md#s6-4).","type":"object","properties":{"schema_version":{"const":1},"task_id":{"$ref":"#/$defs/Id"},"queue_id":{"$ref":"#/$defs/Id"},"state":{"$ref":"#/$defs/TaskState"},"revision":{"$ref":"#/$defs/Uint64"},"effect_uncertain":{"type":"boolean"},"result":{"description":"Any JSON value: the business result, as published.","x-orbit-raw-json":true},"current_attempt_id":{"$ref":"#/$defs/Id"}},"required":["schema_version","task_id","queue_id","state","revision","effect_uncertain"],"additionalProperties":false},"TraceContext":{"description":"W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace; Orbit's additive member of the event that event.deliver (spec/rules.md#s6-3) and the delivery detail (spec/rules.md#s4-15) carry (spec/README.md, Trace context).","type":"object","properties":{"traceparent":{"description":"Version 00: trace id (32 lower-case hex digits, not all zero), parent span id (16, not all zero), flags (2).","type":"string","pattern":"^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"},"tracestate":{"description":"The vendors' list, as received; at most 512 characters of printable ASCII (the W3C propagation limit).","type":"string","pattern":"^[\\x20-\\x7E]{1,512}$"}},"required":["traceparent"],"additionalProperties":false},"ResultEvent":{"description":"One entry of the result log as delivered in event.deliver and returned by the delivery detail API (spec/rules.md#s4-15, #s6-3).","type":"object","properties":{"id":{"$ref":"#/$defs/Id"},"sequence":{"$ref":"#/$defs/Uint64"},"type":{"$ref":"#/$defs/EventType"},"aggregate_kind":{"const":"task"},"aggregate_id":{"$ref":"#/$defs/Id"},"aggregate_revision":{"$ref":"#/$defs/Uint64"},"occurred_at":{"$ref":"#/$defs/Timestamp"},"details":{"description":"Free-form metadata of the source event; evolves per event type; never holds task input or secrets (spec/rules.md#s6-5).","type":"object","x-orbit-raw-json":true},"snapshot":{"$ref":"#/$defs/ResultSnapshot"},"trace_context":{"$ref":"#/$defs/TraceContext"}},"required":["id","sequence","type","aggregate_kind","aggregate_id","aggregate_revision","occurred_at","details","snapshot"],"additionalProperties":false},"HelloFrame":{"description":"Client -> server, the first frame, within 5 s of connecting. It has no session_id, reply_to or error (spec/rules.md#s5-9).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"events.hello"},"message_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"subscription_id":{"$ref":"#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32}},"required":["subscription_id","capacity"],"additionalProperties":false}},"required":["protocol_version","type","message_id","body"],"additionalProperties":false},"AckRequestFrame":{"description":"Client -> server, acknowledges one delivery with its latest proof (delivery id, lease epoch, lease secret; spec/rules.md#s6-11).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"event.ack"},"message_id":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery_id":{"$ref":"#/$defs/Id"},"epoch":{"$ref":"#/$defs/Uint64"},"lease_secret":{"$ref":"#/$defs/LeaseSecret"}},"required":["delivery_id","epoch","lease_secret"],"additionalProperties":false}},"required":["protocol_version","type","message_id","session_id","body"],"additionalProperties":false},"PingFrame":{"description":"Client -> server heartbeat (suggested every 15 s); the body is the empty object (spec/rules.md#s7-1).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"events.ping"},"message_id":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{},"required":[],"additionalProperties":false}},"required":["protocol_version","type","message_id","session_id","body"],"additionalProperties":false},"WelcomeFrame":{"description":"Server -> client reply to events.hello; session_id is generated by the server and identifies this connection only (spec/rules.md#s5-15).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"events.welcome"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"session_id":{"$ref":"#/$defs/Id"},"subscription_id":{"$ref":"#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32},"lease_duration_ms":{"type":"integer","minimum":1},"heartbeat_interval_ms":{"type":"integer","minimum":1},"server_time":{"$ref":"#/$defs/Timestamp"},"enabled":{"type":"boolean"}},"required":["session_id","subscription_id","capacity","lease_duration_ms","heartbeat_interval_ms","server_time","enabled"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false},"DeliverFrame":{"description":"Server -> client, one leased delivery with its event and lease secret; not a reply, so no reply_to (spec/rules.md#s6-1, #s6-3).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"event.deliver"},"message_id":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery":{"$ref":"#/$defs/EventDelivery"},"event":{"$ref":"#/$defs/ResultEvent"},"lease_secret":{"$ref":"#/$defs/LeaseSecret"}},"required":["delivery","event","lease_secret"],"additionalProperties":false}},"required":["protocol_version","type","message_id","session_id","body"],"additionalProperties":false},"AckReplyFrame":{"description":"Server -> client reply to event.ack; deduplicated=true with the original acknowledged_at when already acknowledged (spec/rules.md#s6-14).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery_id":{"$ref":"#/$defs/Id"},"event_id":{"$ref":"#/$defs/Id"},"epoch":{"$ref":"#/$defs/Uint64"},"acknowledged_at":{"$ref":"#/$defs/Timestamp"},"deduplicated":{"type":"boolean"}},"required":["delivery_id","event_id","epoch","acknowledged_at","deduplicated"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false},"PingReplyFrame":{"description":"Server -> client reply to events.ping (spec/rules.md#s7-1).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"server_time":{"$ref":"#/$defs/Timestamp"},"enabled":{"type":"boolean"}},"required":["server_time","enabled"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false},"ErrorFrame":{"description":"Server -> client error; error = {code, message} and no body. reply_to is present when it answers a request; session_id is absent when hello binding failed (spec/rules.md#s7-6 to #s7-8).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"error"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"error":{"$ref":"#/$defs/ErrorObject"}},"required":["protocol_version","type","message_id","error"],"additionalProperties":false},"clientFrame":{"description":"Any frame a client may send (spec/rules.md#s8-8).","oneOf":[{"$ref":"#/$defs/HelloFrame"},{"$ref":"#/$defs/AckRequestFrame"},{"$ref":"#/$defs/PingFrame"}]},"serverFrame":{"description":"Any frame a server may send (spec/rules.md#s8-8).","oneOf":[{"$ref":"#/$defs/WelcomeFrame"},{"$ref":"#/$defs/DeliverFrame"},{"$ref":"#/$defs/AckReplyFrame"},{"$ref":"#/$defs/PingReplyFrame"},{"$ref":"#/$defs/ErrorFrame"}]}}};
 const schema32 = {"description":"Any frame a client may send (spec/rules.md#s8-8).","oneOf":[{"$ref":"#/$defs/HelloFrame"},{"$ref":"#/$defs/AckRequestFrame"},{"$ref":"#/$defs/PingFrame"}]};
 const schema33 = {"description":"Client -> server, the first frame, within 5 s of connecting. It has no session_id, reply_to or error (spec/rules.md#s5-9).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"events.hello"},"message_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"subscription_id":{"$ref":"#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32}},"required":["subscription_id","capacity"],"additionalProperties":false}},"required":["protocol_version","type","message_id","body"],"additionalProperties":false};
 const schema34 = {"description":"A 32-character lower-case hexadecimal identity (message_id, subscription_id, delivery id, event id, ...; spec/rules.md#s4-6, #s5-6). Upper-case hex is not accepted.","type":"string","pattern":"^[0-9a-f]{32}$"};
@@ -1467,8 +1467,11 @@ return errors === 0;
 }
 validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema68 = {"description":"One entry of the result log as delivered in event.deliver and returned by the delivery detail API (spec/rules.md#s4-15, #s6-3).","type":"object","properties":{"id":{"$ref":"#/$defs/Id"},"sequence":{"$ref":"#/$defs/Uint64"},"type":{"$ref":"#/$defs/EventType"},"aggregate_kind":{"const":"task"},"aggregate_id":{"$ref":"#/$defs/Id"},"aggregate_revision":{"$ref":"#/$defs/Uint64"},"occurred_at":{"$ref":"#/$defs/Timestamp"},"details":{"description":"Free-form metadata of the source event; evolves per event type; never holds task input or secrets (spec/rules.md#s6-5).","type":"object","x-orbit-raw-json":true},"snapshot":{"$ref":"#/$defs/ResultSnapshot"}},"required":["id","sequence","type","aggregate_kind","aggregate_id","aggregate_revision","occurred_at","details","snapshot"],"additionalProperties":false};
+const schema68 = {"description":"One entry of the result log as delivered in event.deliver and returned by the delivery detail API (spec/rules.md#s4-15, #s6-3).","type":"object","properties":{"id":{"$ref":"#/$defs/Id"},"sequence":{"$ref":"#/$defs/Uint64"},"type":{"$ref":"#/$defs/EventType"},"aggregate_kind":{"const":"task"},"aggregate_id":{"$ref":"#/$defs/Id"},"aggregate_revision":{"$ref":"#/$defs/Uint64"},"occurred_at":{"$ref":"#/$defs/Timestamp"},"details":{"description":"Free-form metadata of the source event; evolves per event type; never holds task input or secrets (spec/rules.md#s6-5).","type":"object","x-orbit-raw-json":true},"snapshot":{"$ref":"#/$defs/ResultSnapshot"},"trace_context":{"$ref":"#/$defs/TraceContext"}},"required":["id","sequence","type","aggregate_kind","aggregate_id","aggregate_revision","occurred_at","details","snapshot"],"additionalProperties":false};
 const schema71 = {"description":"Every type in the result log: the four result types plus task.requeued (logged, never delivered to a subscription; spec/rules.md#s2-9, spec/README.md, The result log).","type":"string","enum":["task.succeeded","task.failed","task.cancelled","task.needs_review","task.requeued"]};
+const schema81 = {"description":"W3C Trace Context (https://www.w3.org/TR/trace-context/) of a publish: optional and additive, carried from the publish through the stored event to event.deliver unchanged, so a consumer's spans join the producer's trace; Orbit's additive member of the event that event.deliver (spec/rules.md#s6-3) and the delivery detail (spec/rules.md#s4-15) carry (spec/README.md, Trace context).","type":"object","properties":{"traceparent":{"description":"Version 00: trace id (32 lower-case hex digits, not all zero), parent span id (16, not all zero), flags (2).","type":"string","pattern":"^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"},"tracestate":{"description":"The vendors' list, as received; at most 512 characters of printable ASCII (the W3C propagation limit).","type":"string","pattern":"^[\\x20-\\x7E]{1,512}$"}},"required":["traceparent"],"additionalProperties":false};
+const pattern40 = new RegExp("^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$", "u");
+const pattern41 = new RegExp("^[\\x20-\\x7E]{1,512}$", "u");
 const schema75 = {"description":"The immutable task snapshot carried by a result event (spec/rules.md#s6-3, #s6-6). result is any JSON value, kept byte-exact by the server (spec/rules.md#s6-4).","type":"object","properties":{"schema_version":{"const":1},"task_id":{"$ref":"#/$defs/Id"},"queue_id":{"$ref":"#/$defs/Id"},"state":{"$ref":"#/$defs/TaskState"},"revision":{"$ref":"#/$defs/Uint64"},"effect_uncertain":{"type":"boolean"},"result":{"description":"Any JSON value: the business result, as published.","x-orbit-raw-json":true},"current_attempt_id":{"$ref":"#/$defs/Id"}},"required":["schema_version","task_id","queue_id","state","revision","effect_uncertain"],"additionalProperties":false};
 const schema78 = {"description":"The task state recorded in a result snapshot (spec/rules.md#s6-3); QUEUED belongs to task.requeued (spec/README.md, The result log).","type":"string","enum":["SUCCEEDED","FAILED","CANCELLED","NEEDS_REVIEW","QUEUED"]};
 
@@ -1837,6 +1840,84 @@ var valid0 = _errs23 === errors;
 else {
 var valid0 = true;
 }
+if(valid0){
+if(data.trace_context !== undefined){
+let data9 = data.trace_context;
+const _errs24 = errors;
+const _errs25 = errors;
+if(errors === _errs25){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing1;
+if((data9.traceparent === undefined) && (missing1 = "traceparent")){
+validate35.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"#/$defs/TraceContext/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs27 = errors;
+for(const key1 in data9){
+if(!((key1 === "traceparent") || (key1 === "tracestate"))){
+validate35.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"#/$defs/TraceContext/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs27 === errors){
+if(data9.traceparent !== undefined){
+let data10 = data9.traceparent;
+const _errs28 = errors;
+if(errors === _errs28){
+if(typeof data10 === "string"){
+if(!pattern40.test(data10)){
+validate35.errors = [{instancePath:instancePath+"/trace_context/traceparent",schemaPath:"#/$defs/TraceContext/properties/traceparent/pattern",keyword:"pattern",params:{pattern: "^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"},message:"must match pattern \""+"^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"+"\""}];
+return false;
+}
+}
+else {
+validate35.errors = [{instancePath:instancePath+"/trace_context/traceparent",schemaPath:"#/$defs/TraceContext/properties/traceparent/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid8 = _errs28 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data9.tracestate !== undefined){
+let data11 = data9.tracestate;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data11 === "string"){
+if(!pattern41.test(data11)){
+validate35.errors = [{instancePath:instancePath+"/trace_context/tracestate",schemaPath:"#/$defs/TraceContext/properties/tracestate/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]{1,512}$"},message:"must match pattern \""+"^[\\x20-\\x7E]{1,512}$"+"\""}];
+return false;
+}
+}
+else {
+validate35.errors = [{instancePath:instancePath+"/trace_context/tracestate",schemaPath:"#/$defs/TraceContext/properties/tracestate/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid8 = _errs30 === errors;
+}
+else {
+var valid8 = true;
+}
+}
+}
+}
+}
+else {
+validate35.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"#/$defs/TraceContext/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -2051,7 +2132,7 @@ return errors === 0;
 }
 validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema82 = {"description":"Server -> client reply to event.ack; deduplicated=true with the original acknowledged_at when already acknowledged (spec/rules.md#s6-14).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery_id":{"$ref":"#/$defs/Id"},"event_id":{"$ref":"#/$defs/Id"},"epoch":{"$ref":"#/$defs/Uint64"},"acknowledged_at":{"$ref":"#/$defs/Timestamp"},"deduplicated":{"type":"boolean"}},"required":["delivery_id","event_id","epoch","acknowledged_at","deduplicated"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false};
+const schema83 = {"description":"Server -> client reply to event.ack; deduplicated=true with the original acknowledged_at when already acknowledged (spec/rules.md#s6-14).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"delivery_id":{"$ref":"#/$defs/Id"},"event_id":{"$ref":"#/$defs/Id"},"epoch":{"$ref":"#/$defs/Uint64"},"acknowledged_at":{"$ref":"#/$defs/Timestamp"},"deduplicated":{"type":"boolean"}},"required":["delivery_id","event_id","epoch","acknowledged_at","deduplicated"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2324,7 +2405,7 @@ return errors === 0;
 }
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema90 = {"description":"Server -> client reply to events.ping (spec/rules.md#s7-1).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"server_time":{"$ref":"#/$defs/Timestamp"},"enabled":{"type":"boolean"}},"required":["server_time","enabled"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false};
+const schema91 = {"description":"Server -> client reply to events.ping (spec/rules.md#s7-1).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"ack"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"body":{"type":"object","properties":{"server_time":{"$ref":"#/$defs/Timestamp"},"enabled":{"type":"boolean"}},"required":["server_time","enabled"],"additionalProperties":false}},"required":["protocol_version","type","message_id","reply_to","session_id","body"],"additionalProperties":false};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2528,9 +2609,9 @@ return errors === 0;
 }
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema95 = {"description":"Server -> client error; error = {code, message} and no body. reply_to is present when it answers a request; session_id is absent when hello binding failed (spec/rules.md#s7-6 to #s7-8).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"error"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"error":{"$ref":"#/$defs/ErrorObject"}},"required":["protocol_version","type","message_id","error"],"additionalProperties":false};
-const schema99 = {"description":"error = {code, message}; used by the WSS error frame and the HTTP error envelope (spec/rules.md#s1-18, #s7-6).","type":"object","properties":{"code":{"$ref":"#/$defs/ErrorCode"},"message":{"type":"string"}},"required":["code","message"],"additionalProperties":false};
-const schema100 = {"description":"The error codes of the HTTP API and of orbit.events.v1 (spec/rules.md#s7-10 to #s7-21).","type":"string","enum":["INVALID_ARGUMENT","UNAUTHENTICATED","PERMISSION_DENIED","NOT_FOUND","STATE_CONFLICT","IDEMPOTENCY_CONFLICT","SUBSCRIPTION_LIMIT","EVENT_HISTORY_EXPIRED","DELIVERY_LEASE_LOST","PROTOCOL_REQUIRED","CAPACITY_EXCEEDED","UNAVAILABLE"]};
+const schema96 = {"description":"Server -> client error; error = {code, message} and no body. reply_to is present when it answers a request; session_id is absent when hello binding failed (spec/rules.md#s7-6 to #s7-8).","type":"object","properties":{"protocol_version":{"const":"1"},"type":{"const":"error"},"message_id":{"$ref":"#/$defs/Id"},"reply_to":{"$ref":"#/$defs/Id"},"session_id":{"$ref":"#/$defs/Id"},"error":{"$ref":"#/$defs/ErrorObject"}},"required":["protocol_version","type","message_id","error"],"additionalProperties":false};
+const schema100 = {"description":"error = {code, message}; used by the WSS error frame and the HTTP error envelope (spec/rules.md#s1-18, #s7-6).","type":"object","properties":{"code":{"$ref":"#/$defs/ErrorCode"},"message":{"type":"string"}},"required":["code","message"],"additionalProperties":false};
+const schema101 = {"description":"The error codes of the HTTP API and of orbit.events.v1 (spec/rules.md#s7-10 to #s7-21).","type":"string","enum":["INVALID_ARGUMENT","UNAUTHENTICATED","PERMISSION_DENIED","NOT_FOUND","STATE_CONFLICT","IDEMPOTENCY_CONFLICT","SUBSCRIPTION_LIMIT","EVENT_HISTORY_EXPIRED","DELIVERY_LEASE_LOST","PROTOCOL_REQUIRED","CAPACITY_EXCEEDED","UNAVAILABLE"]};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2567,7 +2648,7 @@ validate45.errors = [{instancePath:instancePath+"/code",schemaPath:"#/$defs/Erro
 return false;
 }
 if(!((((((((((((data0 === "INVALID_ARGUMENT") || (data0 === "UNAUTHENTICATED")) || (data0 === "PERMISSION_DENIED")) || (data0 === "NOT_FOUND")) || (data0 === "STATE_CONFLICT")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "SUBSCRIPTION_LIMIT")) || (data0 === "EVENT_HISTORY_EXPIRED")) || (data0 === "DELIVERY_LEASE_LOST")) || (data0 === "PROTOCOL_REQUIRED")) || (data0 === "CAPACITY_EXCEEDED")) || (data0 === "UNAVAILABLE"))){
-validate45.errors = [{instancePath:instancePath+"/code",schemaPath:"#/$defs/ErrorCode/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"}];
+validate45.errors = [{instancePath:instancePath+"/code",schemaPath:"#/$defs/ErrorCode/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3069,7 +3150,7 @@ return errors === 0;
 validate52.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const validateResultType = validate53;
-const schema105 = {"description":"The four result types a subscription can select (spec/rules.md#s2-8). task.requeued is not one of them (spec/rules.md#s2-9).","type":"string","enum":["task.succeeded","task.failed","task.cancelled","task.needs_review"]};
+const schema106 = {"description":"The four result types a subscription can select (spec/rules.md#s2-8). task.requeued is not one of them (spec/rules.md#s2-9).","type":"string","enum":["task.succeeded","task.failed","task.cancelled","task.needs_review"]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3086,7 +3167,7 @@ validate53.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{ty
 return false;
 }
 if(!((((data === "task.succeeded") || (data === "task.failed")) || (data === "task.cancelled")) || (data === "task.needs_review"))){
-validate53.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
+validate53.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 validate53.errors = vErrors;
@@ -3186,7 +3267,7 @@ validate57.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{ty
 return false;
 }
 if(!((((((((((((data === "INVALID_ARGUMENT") || (data === "UNAUTHENTICATED")) || (data === "PERMISSION_DENIED")) || (data === "NOT_FOUND")) || (data === "STATE_CONFLICT")) || (data === "IDEMPOTENCY_CONFLICT")) || (data === "SUBSCRIPTION_LIMIT")) || (data === "EVENT_HISTORY_EXPIRED")) || (data === "DELIVERY_LEASE_LOST")) || (data === "PROTOCOL_REQUIRED")) || (data === "CAPACITY_EXCEEDED")) || (data === "UNAVAILABLE"))){
-validate57.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"}];
+validate57.errors = [{instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 validate57.errors = vErrors;
@@ -3231,7 +3312,7 @@ validate58.errors = [{instancePath:instancePath+"/code",schemaPath:"#/$defs/Erro
 return false;
 }
 if(!((((((((((((data0 === "INVALID_ARGUMENT") || (data0 === "UNAUTHENTICATED")) || (data0 === "PERMISSION_DENIED")) || (data0 === "NOT_FOUND")) || (data0 === "STATE_CONFLICT")) || (data0 === "IDEMPOTENCY_CONFLICT")) || (data0 === "SUBSCRIPTION_LIMIT")) || (data0 === "EVENT_HISTORY_EXPIRED")) || (data0 === "DELIVERY_LEASE_LOST")) || (data0 === "PROTOCOL_REQUIRED")) || (data0 === "CAPACITY_EXCEEDED")) || (data0 === "UNAVAILABLE"))){
-validate58.errors = [{instancePath:instancePath+"/code",schemaPath:"#/$defs/ErrorCode/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"}];
+validate58.errors = [{instancePath:instancePath+"/code",schemaPath:"#/$defs/ErrorCode/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3954,7 +4035,7 @@ return errors === 0;
 }
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateResultEvent = validate61;
+export const validateTraceContext = validate61;
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -3969,15 +4050,99 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((((data.id === undefined) && (missing0 = "id")) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.type === undefined) && (missing0 = "type"))) || ((data.aggregate_kind === undefined) && (missing0 = "aggregate_kind"))) || ((data.aggregate_id === undefined) && (missing0 = "aggregate_id"))) || ((data.aggregate_revision === undefined) && (missing0 = "aggregate_revision"))) || ((data.occurred_at === undefined) && (missing0 = "occurred_at"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.snapshot === undefined) && (missing0 = "snapshot"))){
+if((data.traceparent === undefined) && (missing0 = "traceparent")){
 validate61.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema68.properties, key0))){
+if(!((key0 === "traceparent") || (key0 === "tracestate"))){
 validate61.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.traceparent !== undefined){
+let data0 = data.traceparent;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern40.test(data0)){
+validate61.errors = [{instancePath:instancePath+"/traceparent",schemaPath:"#/properties/traceparent/pattern",keyword:"pattern",params:{pattern: "^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"},message:"must match pattern \""+"^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/traceparent",schemaPath:"#/properties/traceparent/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tracestate !== undefined){
+let data1 = data.tracestate;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(!pattern41.test(data1)){
+validate61.errors = [{instancePath:instancePath+"/tracestate",schemaPath:"#/properties/tracestate/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]{1,512}$"},message:"must match pattern \""+"^[\\x20-\\x7E]{1,512}$"+"\""}];
+return false;
+}
+}
+else {
+validate61.errors = [{instancePath:instancePath+"/tracestate",schemaPath:"#/properties/tracestate/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateResultEvent = validate62;
+
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate62.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((((((data.id === undefined) && (missing0 = "id")) || ((data.sequence === undefined) && (missing0 = "sequence"))) || ((data.type === undefined) && (missing0 = "type"))) || ((data.aggregate_kind === undefined) && (missing0 = "aggregate_kind"))) || ((data.aggregate_id === undefined) && (missing0 = "aggregate_id"))) || ((data.aggregate_revision === undefined) && (missing0 = "aggregate_revision"))) || ((data.occurred_at === undefined) && (missing0 = "occurred_at"))) || ((data.details === undefined) && (missing0 = "details"))) || ((data.snapshot === undefined) && (missing0 = "snapshot"))){
+validate62.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func1.call(schema68.properties, key0))){
+validate62.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3990,12 +4155,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate61.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate62.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4012,12 +4177,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern9.test(data1)){
-validate61.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate62.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/sequence",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4031,11 +4196,11 @@ if(data.type !== undefined){
 let data2 = data.type;
 const _errs8 = errors;
 if(typeof data2 !== "string"){
-validate61.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data2 === "task.succeeded") || (data2 === "task.failed")) || (data2 === "task.cancelled")) || (data2 === "task.needs_review")) || (data2 === "task.requeued"))){
-validate61.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
+validate62.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -4047,7 +4212,7 @@ if(valid0){
 if(data.aggregate_kind !== undefined){
 const _errs11 = errors;
 if("task" !== data.aggregate_kind){
-validate61.errors = [{instancePath:instancePath+"/aggregate_kind",schemaPath:"#/properties/aggregate_kind/const",keyword:"const",params:{allowedValue: "task"},message:"must be equal to constant"}];
+validate62.errors = [{instancePath:instancePath+"/aggregate_kind",schemaPath:"#/properties/aggregate_kind/const",keyword:"const",params:{allowedValue: "task"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs11 === errors;
@@ -4063,12 +4228,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(!pattern4.test(data4)){
-validate61.errors = [{instancePath:instancePath+"/aggregate_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate62.errors = [{instancePath:instancePath+"/aggregate_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/aggregate_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/aggregate_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4085,12 +4250,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(!pattern9.test(data5)){
-validate61.errors = [{instancePath:instancePath+"/aggregate_revision",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate62.errors = [{instancePath:instancePath+"/aggregate_revision",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/aggregate_revision",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/aggregate_revision",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4107,12 +4272,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data6 === "string"){
 if(!pattern18.test(data6)){
-validate61.errors = [{instancePath:instancePath+"/occurred_at",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate62.errors = [{instancePath:instancePath+"/occurred_at",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate61.errors = [{instancePath:instancePath+"/occurred_at",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/occurred_at",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -4126,7 +4291,7 @@ if(data.details !== undefined){
 let data7 = data.details;
 const _errs21 = errors;
 if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-validate61.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate62.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs21 === errors;
@@ -4146,180 +4311,79 @@ var valid0 = _errs23 === errors;
 else {
 var valid0 = true;
 }
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate61.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate61.errors = vErrors;
-return errors === 0;
-}
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHelloFrame = validate63;
-
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate63.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.body === undefined) && (missing0 = "body"))){
-validate63.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "body"))){
-validate63.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.protocol_version !== undefined){
-const _errs2 = errors;
-if("1" !== data.protocol_version){
-validate63.errors = [{instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/const",keyword:"const",params:{allowedValue: "1"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
 if(valid0){
-if(data.type !== undefined){
-const _errs3 = errors;
-if("events.hello" !== data.type){
-validate63.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "events.hello"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.message_id !== undefined){
-let data2 = data.message_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate63.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate63.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.body !== undefined){
-let data3 = data.body;
-const _errs7 = errors;
-if(errors === _errs7){
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data.trace_context !== undefined){
+let data9 = data.trace_context;
+const _errs24 = errors;
+const _errs25 = errors;
+if(errors === _errs25){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing1;
-if(((data3.subscription_id === undefined) && (missing1 = "subscription_id")) || ((data3.capacity === undefined) && (missing1 = "capacity"))){
-validate63.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if((data9.traceparent === undefined) && (missing1 = "traceparent")){
+validate62.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"#/$defs/TraceContext/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs9 = errors;
-for(const key1 in data3){
-if(!((key1 === "subscription_id") || (key1 === "capacity"))){
-validate63.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+const _errs27 = errors;
+for(const key1 in data9){
+if(!((key1 === "traceparent") || (key1 === "tracestate"))){
+validate62.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"#/$defs/TraceContext/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs9 === errors){
-if(data3.subscription_id !== undefined){
-let data4 = data3.subscription_id;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
-validate63.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+if(_errs27 === errors){
+if(data9.traceparent !== undefined){
+let data10 = data9.traceparent;
+const _errs28 = errors;
+if(errors === _errs28){
+if(typeof data10 === "string"){
+if(!pattern40.test(data10)){
+validate62.errors = [{instancePath:instancePath+"/trace_context/traceparent",schemaPath:"#/$defs/TraceContext/properties/traceparent/pattern",keyword:"pattern",params:{pattern: "^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"},message:"must match pattern \""+"^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"+"\""}];
 return false;
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate62.errors = [{instancePath:instancePath+"/trace_context/traceparent",schemaPath:"#/$defs/TraceContext/properties/traceparent/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid2 = _errs10 === errors;
+var valid8 = _errs28 === errors;
 }
 else {
-var valid2 = true;
+var valid8 = true;
 }
-if(valid2){
-if(data3.capacity !== undefined){
-let data5 = data3.capacity;
-const _errs13 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate63.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+if(valid8){
+if(data9.tracestate !== undefined){
+let data11 = data9.tracestate;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data11 === "string"){
+if(!pattern41.test(data11)){
+validate62.errors = [{instancePath:instancePath+"/trace_context/tracestate",schemaPath:"#/$defs/TraceContext/properties/tracestate/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]{1,512}$"},message:"must match pattern \""+"^[\\x20-\\x7E]{1,512}$"+"\""}];
 return false;
 }
-if(errors === _errs13){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 32 || isNaN(data5)){
-validate63.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
-return false;
 }
 else {
-if(data5 < 1 || isNaN(data5)){
-validate63.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate62.errors = [{instancePath:instancePath+"/trace_context/tracestate",schemaPath:"#/$defs/TraceContext/properties/tracestate/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-}
-}
-var valid2 = _errs13 === errors;
+var valid8 = _errs30 === errors;
 }
 else {
-var valid2 = true;
+var valid8 = true;
 }
 }
 }
 }
 }
 else {
-validate63.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate62.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"#/$defs/TraceContext/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-var valid0 = _errs7 === errors;
+var valid0 = _errs24 === errors;
 }
 else {
 var valid0 = true;
@@ -4330,17 +4394,23 @@ var valid0 = true;
 }
 }
 }
+}
+}
+}
+}
+}
+}
 else {
-validate63.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate62.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate63.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateAckRequestFrame = validate64;
+export const validateHelloFrame = validate64;
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4355,14 +4425,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
+if(((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.body === undefined) && (missing0 = "body"))){
 validate64.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "session_id")) || (key0 === "body"))){
+if(!((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "body"))){
 validate64.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4383,8 +4453,8 @@ var valid0 = true;
 if(valid0){
 if(data.type !== undefined){
 const _errs3 = errors;
-if("event.ack" !== data.type){
-validate64.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event.ack"},message:"must be equal to constant"}];
+if("events.hello" !== data.type){
+validate64.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "events.hello"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4415,113 +4485,73 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.session_id !== undefined){
-let data3 = data.session_id;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate64.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate64.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.body !== undefined){
-let data4 = data.body;
-const _errs10 = errors;
-if(errors === _errs10){
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+let data3 = data.body;
+const _errs7 = errors;
+if(errors === _errs7){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if((((data4.delivery_id === undefined) && (missing1 = "delivery_id")) || ((data4.epoch === undefined) && (missing1 = "epoch"))) || ((data4.lease_secret === undefined) && (missing1 = "lease_secret"))){
+if(((data3.subscription_id === undefined) && (missing1 = "subscription_id")) || ((data3.capacity === undefined) && (missing1 = "capacity"))){
 validate64.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
-const _errs12 = errors;
-for(const key1 in data4){
-if(!(((key1 === "delivery_id") || (key1 === "epoch")) || (key1 === "lease_secret"))){
+const _errs9 = errors;
+for(const key1 in data3){
+if(!((key1 === "subscription_id") || (key1 === "capacity"))){
 validate64.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
-if(_errs12 === errors){
-if(data4.delivery_id !== undefined){
-let data5 = data4.delivery_id;
+if(_errs9 === errors){
+if(data3.subscription_id !== undefined){
+let data4 = data3.subscription_id;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate64.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate64.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data3.capacity !== undefined){
+let data5 = data3.capacity;
 const _errs13 = errors;
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data5 === "string"){
-if(!pattern4.test(data5)){
-validate64.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate64.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs13){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 32 || isNaN(data5)){
+validate64.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
+return false;
+}
+else {
+if(data5 < 1 || isNaN(data5)){
+validate64.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
-else {
-validate64.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
 }
-var valid3 = _errs13 === errors;
+var valid2 = _errs13 === errors;
 }
 else {
-var valid3 = true;
-}
-if(valid3){
-if(data4.epoch !== undefined){
-let data6 = data4.epoch;
-const _errs16 = errors;
-const _errs17 = errors;
-if(errors === _errs17){
-if(typeof data6 === "string"){
-if(!pattern9.test(data6)){
-validate64.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
-return false;
-}
-}
-else {
-validate64.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs16 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data4.lease_secret !== undefined){
-let data7 = data4.lease_secret;
-const _errs19 = errors;
-const _errs20 = errors;
-if(errors === _errs20){
-if(typeof data7 === "string"){
-if(!pattern10.test(data7)){
-validate64.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"+"\""}];
-return false;
-}
-}
-else {
-validate64.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid3 = _errs19 === errors;
-}
-else {
-var valid3 = true;
-}
+var valid2 = true;
 }
 }
 }
@@ -4532,11 +4562,10 @@ validate64.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -4554,7 +4583,7 @@ return errors === 0;
 }
 validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePingFrame = validate65;
+export const validateAckRequestFrame = validate65;
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4597,8 +4626,8 @@ var valid0 = true;
 if(valid0){
 if(data.type !== undefined){
 const _errs3 = errors;
-if("events.ping" !== data.type){
-validate65.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "events.ping"},message:"must be equal to constant"}];
+if("event.ack" !== data.type){
+validate65.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event.ack"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4656,10 +4685,89 @@ let data4 = data.body;
 const _errs10 = errors;
 if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+let missing1;
+if((((data4.delivery_id === undefined) && (missing1 = "delivery_id")) || ((data4.epoch === undefined) && (missing1 = "epoch"))) || ((data4.lease_secret === undefined) && (missing1 = "lease_secret"))){
+validate65.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs12 = errors;
 for(const key1 in data4){
+if(!(((key1 === "delivery_id") || (key1 === "epoch")) || (key1 === "lease_secret"))){
 validate65.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
+}
+}
+if(_errs12 === errors){
+if(data4.delivery_id !== undefined){
+let data5 = data4.delivery_id;
+const _errs13 = errors;
+const _errs14 = errors;
+if(errors === _errs14){
+if(typeof data5 === "string"){
+if(!pattern4.test(data5)){
+validate65.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs13 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data4.epoch !== undefined){
+let data6 = data4.epoch;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data6 === "string"){
+if(!pattern9.test(data6)){
+validate65.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs16 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data4.lease_secret !== undefined){
+let data7 = data4.lease_secret;
+const _errs19 = errors;
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data7 === "string"){
+if(!pattern10.test(data7)){
+validate65.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"+"\""}];
+return false;
+}
+}
+else {
+validate65.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs19 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
 }
 }
 else {
@@ -4689,7 +4797,7 @@ return errors === 0;
 }
 validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateWelcomeFrame = validate66;
+export const validatePingFrame = validate66;
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4704,14 +4812,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.reply_to === undefined) && (missing0 = "reply_to"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
+if((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
 validate66.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "reply_to")) || (key0 === "session_id")) || (key0 === "body"))){
+if(!(((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "session_id")) || (key0 === "body"))){
 validate66.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4732,8 +4840,8 @@ var valid0 = true;
 if(valid0){
 if(data.type !== undefined){
 const _errs3 = errors;
-if("events.welcome" !== data.type){
-validate66.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "events.welcome"},message:"must be equal to constant"}];
+if("events.ping" !== data.type){
+validate66.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "events.ping"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -4764,35 +4872,13 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reply_to !== undefined){
-let data3 = data.reply_to;
+if(data.session_id !== undefined){
+let data3 = data.session_id;
 const _errs7 = errors;
 const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(!pattern4.test(data3)){
-validate66.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate66.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.session_id !== undefined){
-let data4 = data.session_id;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
 validate66.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
@@ -4802,185 +4888,21 @@ validate66.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$def
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.body !== undefined){
-let data5 = data.body;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if((((((((data5.session_id === undefined) && (missing1 = "session_id")) || ((data5.subscription_id === undefined) && (missing1 = "subscription_id"))) || ((data5.capacity === undefined) && (missing1 = "capacity"))) || ((data5.lease_duration_ms === undefined) && (missing1 = "lease_duration_ms"))) || ((data5.heartbeat_interval_ms === undefined) && (missing1 = "heartbeat_interval_ms"))) || ((data5.server_time === undefined) && (missing1 = "server_time"))) || ((data5.enabled === undefined) && (missing1 = "enabled"))){
-validate66.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs15 = errors;
-for(const key1 in data5){
-if(!(((((((key1 === "session_id") || (key1 === "subscription_id")) || (key1 === "capacity")) || (key1 === "lease_duration_ms")) || (key1 === "heartbeat_interval_ms")) || (key1 === "server_time")) || (key1 === "enabled"))){
+let data4 = data.body;
+const _errs10 = errors;
+if(errors === _errs10){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
 validate66.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
-}
-}
-if(_errs15 === errors){
-if(data5.session_id !== undefined){
-let data6 = data5.session_id;
-const _errs16 = errors;
-const _errs17 = errors;
-if(errors === _errs17){
-if(typeof data6 === "string"){
-if(!pattern4.test(data6)){
-validate66.errors = [{instancePath:instancePath+"/body/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate66.errors = [{instancePath:instancePath+"/body/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs16 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.subscription_id !== undefined){
-let data7 = data5.subscription_id;
-const _errs19 = errors;
-const _errs20 = errors;
-if(errors === _errs20){
-if(typeof data7 === "string"){
-if(!pattern4.test(data7)){
-validate66.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate66.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs19 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.capacity !== undefined){
-let data8 = data5.capacity;
-const _errs22 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate66.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs22){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 32 || isNaN(data8)){
-validate66.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
-return false;
-}
-else {
-if(data8 < 1 || isNaN(data8)){
-validate66.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid4 = _errs22 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.lease_duration_ms !== undefined){
-let data9 = data5.lease_duration_ms;
-const _errs24 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate66.errors = [{instancePath:instancePath+"/body/lease_duration_ms",schemaPath:"#/properties/body/properties/lease_duration_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs24){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-validate66.errors = [{instancePath:instancePath+"/body/lease_duration_ms",schemaPath:"#/properties/body/properties/lease_duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid4 = _errs24 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.heartbeat_interval_ms !== undefined){
-let data10 = data5.heartbeat_interval_ms;
-const _errs26 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate66.errors = [{instancePath:instancePath+"/body/heartbeat_interval_ms",schemaPath:"#/properties/body/properties/heartbeat_interval_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs26){
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 1 || isNaN(data10)){
-validate66.errors = [{instancePath:instancePath+"/body/heartbeat_interval_ms",schemaPath:"#/properties/body/properties/heartbeat_interval_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-var valid4 = _errs26 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.server_time !== undefined){
-let data11 = data5.server_time;
-const _errs28 = errors;
-const _errs29 = errors;
-if(errors === _errs29){
-if(typeof data11 === "string"){
-if(!pattern18.test(data11)){
-validate66.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
-return false;
-}
-}
-else {
-validate66.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs28 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.enabled !== undefined){
-const _errs31 = errors;
-if(typeof data5.enabled !== "boolean"){
-validate66.errors = [{instancePath:instancePath+"/body/enabled",schemaPath:"#/properties/body/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid4 = _errs31 === errors;
-}
-else {
-var valid4 = true;
-}
-}
-}
-}
-}
-}
-}
-}
 }
 }
 else {
@@ -4988,11 +4910,10 @@ validate66.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties
 return false;
 }
 }
-var valid0 = _errs13 === errors;
+var valid0 = _errs10 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -5011,7 +4932,7 @@ return errors === 0;
 }
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliverFrame = validate67;
+export const validateWelcomeFrame = validate67;
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5026,14 +4947,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
+if(((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.reply_to === undefined) && (missing0 = "reply_to"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
 validate67.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "session_id")) || (key0 === "body"))){
+if(!((((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "reply_to")) || (key0 === "session_id")) || (key0 === "body"))){
 validate67.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5054,8 +4975,8 @@ var valid0 = true;
 if(valid0){
 if(data.type !== undefined){
 const _errs3 = errors;
-if("event.deliver" !== data.type){
-validate67.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event.deliver"},message:"must be equal to constant"}];
+if("events.welcome" !== data.type){
+validate67.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "events.welcome"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -5086,6 +5007,328 @@ else {
 var valid0 = true;
 }
 if(valid0){
+if(data.reply_to !== undefined){
+let data3 = data.reply_to;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate67.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate67.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session_id !== undefined){
+let data4 = data.session_id;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate67.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate67.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.body !== undefined){
+let data5 = data.body;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if((((((((data5.session_id === undefined) && (missing1 = "session_id")) || ((data5.subscription_id === undefined) && (missing1 = "subscription_id"))) || ((data5.capacity === undefined) && (missing1 = "capacity"))) || ((data5.lease_duration_ms === undefined) && (missing1 = "lease_duration_ms"))) || ((data5.heartbeat_interval_ms === undefined) && (missing1 = "heartbeat_interval_ms"))) || ((data5.server_time === undefined) && (missing1 = "server_time"))) || ((data5.enabled === undefined) && (missing1 = "enabled"))){
+validate67.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs15 = errors;
+for(const key1 in data5){
+if(!(((((((key1 === "session_id") || (key1 === "subscription_id")) || (key1 === "capacity")) || (key1 === "lease_duration_ms")) || (key1 === "heartbeat_interval_ms")) || (key1 === "server_time")) || (key1 === "enabled"))){
+validate67.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs15 === errors){
+if(data5.session_id !== undefined){
+let data6 = data5.session_id;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data6 === "string"){
+if(!pattern4.test(data6)){
+validate67.errors = [{instancePath:instancePath+"/body/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate67.errors = [{instancePath:instancePath+"/body/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs16 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.subscription_id !== undefined){
+let data7 = data5.subscription_id;
+const _errs19 = errors;
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+validate67.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate67.errors = [{instancePath:instancePath+"/body/subscription_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs19 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.capacity !== undefined){
+let data8 = data5.capacity;
+const _errs22 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate67.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs22){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 32 || isNaN(data8)){
+validate67.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
+return false;
+}
+else {
+if(data8 < 1 || isNaN(data8)){
+validate67.errors = [{instancePath:instancePath+"/body/capacity",schemaPath:"#/properties/body/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs22 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.lease_duration_ms !== undefined){
+let data9 = data5.lease_duration_ms;
+const _errs24 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+validate67.errors = [{instancePath:instancePath+"/body/lease_duration_ms",schemaPath:"#/properties/body/properties/lease_duration_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs24){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+validate67.errors = [{instancePath:instancePath+"/body/lease_duration_ms",schemaPath:"#/properties/body/properties/lease_duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid4 = _errs24 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.heartbeat_interval_ms !== undefined){
+let data10 = data5.heartbeat_interval_ms;
+const _errs26 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate67.errors = [{instancePath:instancePath+"/body/heartbeat_interval_ms",schemaPath:"#/properties/body/properties/heartbeat_interval_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs26){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 1 || isNaN(data10)){
+validate67.errors = [{instancePath:instancePath+"/body/heartbeat_interval_ms",schemaPath:"#/properties/body/properties/heartbeat_interval_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid4 = _errs26 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.server_time !== undefined){
+let data11 = data5.server_time;
+const _errs28 = errors;
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data11 === "string"){
+if(!pattern18.test(data11)){
+validate67.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate67.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs28 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.enabled !== undefined){
+const _errs31 = errors;
+if(typeof data5.enabled !== "boolean"){
+validate67.errors = [{instancePath:instancePath+"/body/enabled",schemaPath:"#/properties/body/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid4 = _errs31 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate67.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate67.errors = vErrors;
+return errors === 0;
+}
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateDeliverFrame = validate68;
+
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate68.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
+validate68.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "session_id")) || (key0 === "body"))){
+validate68.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.protocol_version !== undefined){
+const _errs2 = errors;
+if("1" !== data.protocol_version){
+validate68.errors = [{instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/const",keyword:"const",params:{allowedValue: "1"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.type !== undefined){
+const _errs3 = errors;
+if("event.deliver" !== data.type){
+validate68.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "event.deliver"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.message_id !== undefined){
+let data2 = data.message_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate68.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate68.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
 if(data.session_id !== undefined){
 let data3 = data.session_id;
 const _errs7 = errors;
@@ -5093,12 +5336,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data3 === "string"){
 if(!pattern4.test(data3)){
-validate67.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate68.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate67.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate68.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5115,14 +5358,14 @@ if(errors === _errs10){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((((data4.delivery === undefined) && (missing1 = "delivery")) || ((data4.event === undefined) && (missing1 = "event"))) || ((data4.lease_secret === undefined) && (missing1 = "lease_secret"))){
-validate67.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate68.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs12 = errors;
 for(const key1 in data4){
 if(!(((key1 === "delivery") || (key1 === "event")) || (key1 === "lease_secret"))){
-validate67.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate68.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -5159,12 +5402,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data7 === "string"){
 if(!pattern10.test(data7)){
-validate67.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"+"\""}];
+validate68.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"},message:"must match pattern \""+"^[A-Za-z0-9_-]{42}[AEIMQUYcgkosw048]$"+"\""}];
 return false;
 }
 }
 else {
-validate67.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate68.errors = [{instancePath:instancePath+"/body/lease_secret",schemaPath:"#/$defs/LeaseSecret/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5179,7 +5422,7 @@ var valid3 = true;
 }
 }
 else {
-validate67.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate68.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -5196,289 +5439,16 @@ var valid0 = true;
 }
 }
 else {
-validate67.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate67.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateAckReplyFrame = validate70;
-
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate70.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.reply_to === undefined) && (missing0 = "reply_to"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
-validate70.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "reply_to")) || (key0 === "session_id")) || (key0 === "body"))){
-validate70.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.protocol_version !== undefined){
-const _errs2 = errors;
-if("1" !== data.protocol_version){
-validate70.errors = [{instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/const",keyword:"const",params:{allowedValue: "1"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.type !== undefined){
-const _errs3 = errors;
-if("ack" !== data.type){
-validate70.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ack"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.message_id !== undefined){
-let data2 = data.message_id;
-const _errs4 = errors;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(!pattern4.test(data2)){
-validate70.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reply_to !== undefined){
-let data3 = data.reply_to;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(!pattern4.test(data3)){
-validate70.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.session_id !== undefined){
-let data4 = data.session_id;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(!pattern4.test(data4)){
-validate70.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.body !== undefined){
-let data5 = data.body;
-const _errs13 = errors;
-if(errors === _errs13){
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-let missing1;
-if((((((data5.delivery_id === undefined) && (missing1 = "delivery_id")) || ((data5.event_id === undefined) && (missing1 = "event_id"))) || ((data5.epoch === undefined) && (missing1 = "epoch"))) || ((data5.acknowledged_at === undefined) && (missing1 = "acknowledged_at"))) || ((data5.deduplicated === undefined) && (missing1 = "deduplicated"))){
-validate70.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs15 = errors;
-for(const key1 in data5){
-if(!(((((key1 === "delivery_id") || (key1 === "event_id")) || (key1 === "epoch")) || (key1 === "acknowledged_at")) || (key1 === "deduplicated"))){
-validate70.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs15 === errors){
-if(data5.delivery_id !== undefined){
-let data6 = data5.delivery_id;
-const _errs16 = errors;
-const _errs17 = errors;
-if(errors === _errs17){
-if(typeof data6 === "string"){
-if(!pattern4.test(data6)){
-validate70.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs16 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.event_id !== undefined){
-let data7 = data5.event_id;
-const _errs19 = errors;
-const _errs20 = errors;
-if(errors === _errs20){
-if(typeof data7 === "string"){
-if(!pattern4.test(data7)){
-validate70.errors = [{instancePath:instancePath+"/body/event_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/body/event_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs19 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.epoch !== undefined){
-let data8 = data5.epoch;
-const _errs22 = errors;
-const _errs23 = errors;
-if(errors === _errs23){
-if(typeof data8 === "string"){
-if(!pattern9.test(data8)){
-validate70.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
-return false;
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs22 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.acknowledged_at !== undefined){
-let data9 = data5.acknowledged_at;
-const _errs25 = errors;
-const _errs26 = errors;
-if(errors === _errs26){
-if(typeof data9 === "string"){
-if(!pattern18.test(data9)){
-validate70.errors = [{instancePath:instancePath+"/body/acknowledged_at",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
-return false;
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/body/acknowledged_at",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid4 = _errs25 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data5.deduplicated !== undefined){
-const _errs28 = errors;
-if(typeof data5.deduplicated !== "boolean"){
-validate70.errors = [{instancePath:instancePath+"/body/deduplicated",schemaPath:"#/properties/body/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid4 = _errs28 === errors;
-}
-else {
-var valid4 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate70.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate70.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate70.errors = vErrors;
-return errors === 0;
-}
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validatePingReplyFrame = validate71;
+export const validateAckReplyFrame = validate71;
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5603,33 +5573,33 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing1;
-if(((data5.server_time === undefined) && (missing1 = "server_time")) || ((data5.enabled === undefined) && (missing1 = "enabled"))){
+if((((((data5.delivery_id === undefined) && (missing1 = "delivery_id")) || ((data5.event_id === undefined) && (missing1 = "event_id"))) || ((data5.epoch === undefined) && (missing1 = "epoch"))) || ((data5.acknowledged_at === undefined) && (missing1 = "acknowledged_at"))) || ((data5.deduplicated === undefined) && (missing1 = "deduplicated"))){
 validate71.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs15 = errors;
 for(const key1 in data5){
-if(!((key1 === "server_time") || (key1 === "enabled"))){
+if(!(((((key1 === "delivery_id") || (key1 === "event_id")) || (key1 === "epoch")) || (key1 === "acknowledged_at")) || (key1 === "deduplicated"))){
 validate71.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
 }
 if(_errs15 === errors){
-if(data5.server_time !== undefined){
-let data6 = data5.server_time;
+if(data5.delivery_id !== undefined){
+let data6 = data5.delivery_id;
 const _errs16 = errors;
 const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data6 === "string"){
-if(!pattern18.test(data6)){
-validate71.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+if(!pattern4.test(data6)){
+validate71.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate71.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate71.errors = [{instancePath:instancePath+"/body/delivery_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -5639,16 +5609,85 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data5.enabled !== undefined){
+if(data5.event_id !== undefined){
+let data7 = data5.event_id;
 const _errs19 = errors;
-if(typeof data5.enabled !== "boolean"){
-validate71.errors = [{instancePath:instancePath+"/body/enabled",schemaPath:"#/properties/body/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data7 === "string"){
+if(!pattern4.test(data7)){
+validate71.errors = [{instancePath:instancePath+"/body/event_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/body/event_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
 }
 var valid4 = _errs19 === errors;
 }
 else {
 var valid4 = true;
+}
+if(valid4){
+if(data5.epoch !== undefined){
+let data8 = data5.epoch;
+const _errs22 = errors;
+const _errs23 = errors;
+if(errors === _errs23){
+if(typeof data8 === "string"){
+if(!pattern9.test(data8)){
+validate71.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/body/epoch",schemaPath:"#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs22 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.acknowledged_at !== undefined){
+let data9 = data5.acknowledged_at;
+const _errs25 = errors;
+const _errs26 = errors;
+if(errors === _errs26){
+if(typeof data9 === "string"){
+if(!pattern18.test(data9)){
+validate71.errors = [{instancePath:instancePath+"/body/acknowledged_at",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate71.errors = [{instancePath:instancePath+"/body/acknowledged_at",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs25 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.deduplicated !== undefined){
+const _errs28 = errors;
+if(typeof data5.deduplicated !== "boolean"){
+validate71.errors = [{instancePath:instancePath+"/body/deduplicated",schemaPath:"#/properties/body/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid4 = _errs28 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
 }
 }
 }
@@ -5682,7 +5721,7 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateErrorFrame = validate72;
+export const validatePingReplyFrame = validate72;
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -5697,14 +5736,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.error === undefined) && (missing0 = "error"))){
+if(((((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.reply_to === undefined) && (missing0 = "reply_to"))) || ((data.session_id === undefined) && (missing0 = "session_id"))) || ((data.body === undefined) && (missing0 = "body"))){
 validate72.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "reply_to")) || (key0 === "session_id")) || (key0 === "error"))){
+if(!((((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "reply_to")) || (key0 === "session_id")) || (key0 === "body"))){
 validate72.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -5725,8 +5764,8 @@ var valid0 = true;
 if(valid0){
 if(data.type !== undefined){
 const _errs3 = errors;
-if("error" !== data.type){
-validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"}];
+if("ack" !== data.type){
+validate72.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "ack"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -5801,11 +5840,67 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.error !== undefined){
+if(data.body !== undefined){
+let data5 = data.body;
 const _errs13 = errors;
-if(!(validate45(data.error, {instancePath:instancePath+"/error",parentData:data,parentDataProperty:"error",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
-errors = vErrors.length;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((data5.server_time === undefined) && (missing1 = "server_time")) || ((data5.enabled === undefined) && (missing1 = "enabled"))){
+validate72.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs15 = errors;
+for(const key1 in data5){
+if(!((key1 === "server_time") || (key1 === "enabled"))){
+validate72.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs15 === errors){
+if(data5.server_time !== undefined){
+let data6 = data5.server_time;
+const _errs16 = errors;
+const _errs17 = errors;
+if(errors === _errs17){
+if(typeof data6 === "string"){
+if(!pattern18.test(data6)){
+validate72.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+return false;
+}
+}
+else {
+validate72.errors = [{instancePath:instancePath+"/body/server_time",schemaPath:"#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs16 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data5.enabled !== undefined){
+const _errs19 = errors;
+if(typeof data5.enabled !== "boolean"){
+validate72.errors = [{instancePath:instancePath+"/body/enabled",schemaPath:"#/properties/body/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid4 = _errs19 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+else {
+validate72.errors = [{instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
 }
 var valid0 = _errs13 === errors;
 }
@@ -5830,12 +5925,160 @@ return errors === 0;
 }
 validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateClientFrame = validate74;
+export const validateErrorFrame = validate73;
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate73.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.protocol_version === undefined) && (missing0 = "protocol_version")) || ((data.type === undefined) && (missing0 = "type"))) || ((data.message_id === undefined) && (missing0 = "message_id"))) || ((data.error === undefined) && (missing0 = "error"))){
+validate73.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "protocol_version") || (key0 === "type")) || (key0 === "message_id")) || (key0 === "reply_to")) || (key0 === "session_id")) || (key0 === "error"))){
+validate73.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.protocol_version !== undefined){
+const _errs2 = errors;
+if("1" !== data.protocol_version){
+validate73.errors = [{instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/const",keyword:"const",params:{allowedValue: "1"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.type !== undefined){
+const _errs3 = errors;
+if("error" !== data.type){
+validate73.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "error"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.message_id !== undefined){
+let data2 = data.message_id;
+const _errs4 = errors;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(!pattern4.test(data2)){
+validate73.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate73.errors = [{instancePath:instancePath+"/message_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reply_to !== undefined){
+let data3 = data.reply_to;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(!pattern4.test(data3)){
+validate73.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate73.errors = [{instancePath:instancePath+"/reply_to",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session_id !== undefined){
+let data4 = data.session_id;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!pattern4.test(data4)){
+validate73.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate73.errors = [{instancePath:instancePath+"/session_id",schemaPath:"#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.error !== undefined){
+const _errs13 = errors;
+if(!(validate45(data.error, {instancePath:instancePath+"/error",parentData:data,parentDataProperty:"error",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate73.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate73.errors = vErrors;
+return errors === 0;
+}
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateClientFrame = validate75;
+
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5903,7 +6146,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate74.errors = vErrors;
+validate75.errors = vErrors;
 return false;
 }
 else {
@@ -5917,18 +6160,18 @@ vErrors = null;
 }
 }
 }
-validate74.errors = vErrors;
+validate75.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate74.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate75.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const validateServerFrame = validate78;
+export const validateServerFrame = validate79;
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6034,7 +6277,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate78.errors = vErrors;
+validate79.errors = vErrors;
 return false;
 }
 else {
@@ -6048,21 +6291,21 @@ vErrors = null;
 }
 }
 }
-validate78.errors = vErrors;
+validate79.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate78.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate79.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const validateCreateSubscriptionRequest = validate85;
-const schema180 = {"description":"Only `name` and `queue_id` are required (spec/rules.md#s2-2 to","type":"object","properties":{"name":{"description":"1-128 ASCII characters; first a letter or digit, then letters, digits, `.`, `_` or `-`. Unique in the namespace.","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},"queue_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"types":{"description":"A subset of the four result types without repeats; omitted or `[]` means all four.","type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType"},"uniqueItems":true,"maxItems":4},"from_sequence":{"description":"Exclusive start cursor. Omitted or null means the committed head at creation; `\"0\"` means the oldest retained result.","anyOf":[{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},{"type":"null"}]},"max_pending":{"description":"Backlog limit (PENDING + LEASED + EXPIRED deliveries); omitted or 0 means 100, otherwise 1-1000.","type":"integer","minimum":0,"maximum":1000},"max_attempts":{"description":"Attempt budget of each new delivery; omitted or 0 means 20, otherwise 1-100.","type":"integer","minimum":0,"maximum":100}},"required":["name","queue_id"],"additionalProperties":false};
-const pattern110 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", "u");
+export const validateCreateSubscriptionRequest = validate86;
+const schema183 = {"description":"Only `name` and `queue_id` are required (spec/rules.md#s2-2 to","type":"object","properties":{"name":{"description":"1-128 ASCII characters; first a letter or digit, then letters, digits, `.`, `_` or `-`. Unique in the namespace.","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},"queue_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"types":{"description":"A subset of the four result types without repeats; omitted or `[]` means all four.","type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType"},"uniqueItems":true,"maxItems":4},"from_sequence":{"description":"Exclusive start cursor. Omitted or null means the committed head at creation; `\"0\"` means the oldest retained result.","anyOf":[{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},{"type":"null"}]},"max_pending":{"description":"Backlog limit (PENDING + LEASED + EXPIRED deliveries); omitted or 0 means 100, otherwise 1-1000.","type":"integer","minimum":0,"maximum":1000},"max_attempts":{"description":"Attempt budget of each new delivery; omitted or 0 means 20, otherwise 1-100.","type":"integer","minimum":0,"maximum":100}},"required":["name","queue_id"],"additionalProperties":false};
+const pattern116 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", "u");
 const func0 = ajvRuntime_equal;
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6073,14 +6316,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.name === undefined) && (missing0 = "name")) || ((data.queue_id === undefined) && (missing0 = "queue_id"))){
-validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "name") || (key0 === "queue_id")) || (key0 === "types")) || (key0 === "from_sequence")) || (key0 === "max_pending")) || (key0 === "max_attempts"))){
-validate85.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate86.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6091,13 +6334,13 @@ let data0 = data.name;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern110.test(data0)){
-validate85.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"+"\""}];
+if(!pattern116.test(data0)){
+validate86.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6114,12 +6357,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate85.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate86.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6135,7 +6378,7 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(Array.isArray(data2)){
 if(data2.length > 4){
-validate85.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"}];
+validate86.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"}];
 return false;
 }
 else {
@@ -6145,11 +6388,11 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 const _errs9 = errors;
 if(typeof data3 !== "string"){
-validate85.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data3 === "task.succeeded") || (data3 === "task.failed")) || (data3 === "task.cancelled")) || (data3 === "task.needs_review"))){
-validate85.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid2 = _errs9 === errors;
@@ -6165,7 +6408,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data2[i1], data2[j0])){
-validate85.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate86.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break outer0;
 }
@@ -6176,7 +6419,7 @@ break outer0;
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate86.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6241,7 +6484,7 @@ else {
 vErrors.push(err3);
 }
 errors++;
-validate85.errors = vErrors;
+validate86.errors = vErrors;
 return false;
 }
 else {
@@ -6265,18 +6508,18 @@ if(data.max_pending !== undefined){
 let data5 = data.max_pending;
 const _errs19 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate85.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate86.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs19){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 1000 || isNaN(data5)){
-validate85.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
+validate86.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate85.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate86.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6292,18 +6535,18 @@ if(data.max_attempts !== undefined){
 let data6 = data.max_attempts;
 const _errs21 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate85.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate86.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100 || isNaN(data6)){
-validate85.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+validate86.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate85.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate86.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6323,22 +6566,22 @@ var valid0 = true;
 }
 }
 else {
-validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate85.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscription = validate86;
-const schema184 = {"description":"`types` is normalized to the fixed order task.cancelled, task.failed, task.needs_review,\ntask.succeeded (spec/rules.md#s2-15). `cursor_sequence` is the position up to which results were\nscanned and materialized into deliveries, not an acknowledgement watermark. `pending_count`\ncounts PENDING, LEASED and EXPIRED deliveries. `revision` is the configuration revision and\ndoes not change with materialization or acknowledgements. `retired_at` and\n`retired_sequence` appear together once the subscription is retired.\n","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"queue_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"credential_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},"revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"types":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType"},"uniqueItems":true,"minItems":1,"maxItems":4},"cursor_sequence":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"pending_count":{"type":"integer","minimum":0},"max_pending":{"type":"integer","minimum":1,"maximum":1000},"max_attempts":{"type":"integer","minimum":1,"maximum":100},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"updated_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"retired_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"retired_sequence":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"}},"required":["id","queue_id","credential_id","name","revision","enabled","types","cursor_sequence","pending_count","max_pending","max_attempts","created_at","updated_at"],"dependentRequired":{"retired_at":["retired_sequence"],"retired_sequence":["retired_at"]},"additionalProperties":false};
+export const validateSubscription = validate87;
+const schema187 = {"description":"`types` is normalized to the fixed order task.cancelled, task.failed, task.needs_review,\ntask.succeeded (spec/rules.md#s2-15). `cursor_sequence` is the position up to which results were\nscanned and materialized into deliveries, not an acknowledgement watermark. `pending_count`\ncounts PENDING, LEASED and EXPIRED deliveries. `revision` is the configuration revision and\ndoes not change with materialization or acknowledgements. `retired_at` and\n`retired_sequence` appear together once the subscription is retired.\n","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"queue_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"credential_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},"revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"types":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType"},"uniqueItems":true,"minItems":1,"maxItems":4},"cursor_sequence":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"pending_count":{"type":"integer","minimum":0},"max_pending":{"type":"integer","minimum":1,"maximum":1000},"max_attempts":{"type":"integer","minimum":1,"maximum":100},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"updated_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"retired_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"retired_sequence":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"}},"required":["id","queue_id","credential_id","name","revision","enabled","types","cursor_sequence","pending_count","max_pending","max_attempts","created_at","updated_at"],"dependentRequired":{"retired_at":["retired_sequence"],"retired_sequence":["retired_at"]},"additionalProperties":false};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6349,14 +6592,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((((((((data.id === undefined) && (missing0 = "id")) || ((data.queue_id === undefined) && (missing0 = "queue_id"))) || ((data.credential_id === undefined) && (missing0 = "credential_id"))) || ((data.name === undefined) && (missing0 = "name"))) || ((data.revision === undefined) && (missing0 = "revision"))) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.types === undefined) && (missing0 = "types"))) || ((data.cursor_sequence === undefined) && (missing0 = "cursor_sequence"))) || ((data.pending_count === undefined) && (missing0 = "pending_count"))) || ((data.max_pending === undefined) && (missing0 = "max_pending"))) || ((data.max_attempts === undefined) && (missing0 = "max_attempts"))) || ((data.created_at === undefined) && (missing0 = "created_at"))) || ((data.updated_at === undefined) && (missing0 = "updated_at"))){
-validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema184.properties, key0))){
-validate86.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func1.call(schema187.properties, key0))){
+validate87.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6369,12 +6612,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate86.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6391,12 +6634,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate86.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/queue_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6413,12 +6656,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data2 === "string"){
 if(!pattern4.test(data2)){
-validate86.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6433,13 +6676,13 @@ let data3 = data.name;
 const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data3 === "string"){
-if(!pattern110.test(data3)){
-validate86.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"+"\""}];
+if(!pattern116.test(data3)){
+validate87.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6456,12 +6699,12 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data4 === "string"){
 if(!pattern9.test(data4)){
-validate86.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6474,7 +6717,7 @@ if(valid0){
 if(data.enabled !== undefined){
 const _errs16 = errors;
 if(typeof data.enabled !== "boolean"){
-validate86.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate87.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs16 === errors;
@@ -6489,12 +6732,12 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(Array.isArray(data6)){
 if(data6.length > 4){
-validate86.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"}];
+validate87.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items"}];
 return false;
 }
 else {
 if(data6.length < 1){
-validate86.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate87.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -6504,11 +6747,11 @@ for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 const _errs20 = errors;
 if(typeof data7 !== "string"){
-validate86.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data7 === "task.succeeded") || (data7 === "task.failed")) || (data7 === "task.cancelled")) || (data7 === "task.needs_review"))){
-validate86.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/enum",keyword:"enum",params:{allowedValues: schema105.enum},message:"must be equal to one of the allowed values"}];
+validate87.errors = [{instancePath:instancePath+"/types/" + i0,schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultType/enum",keyword:"enum",params:{allowedValues: schema106.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid5 = _errs20 === errors;
@@ -6524,7 +6767,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data6[i1], data6[j0])){
-validate86.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate87.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break outer0;
 }
@@ -6536,7 +6779,7 @@ break outer0;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate87.errors = [{instancePath:instancePath+"/types",schemaPath:"#/properties/types/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6553,12 +6796,12 @@ const _errs24 = errors;
 if(errors === _errs24){
 if(typeof data8 === "string"){
 if(!pattern9.test(data8)){
-validate86.errors = [{instancePath:instancePath+"/cursor_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/cursor_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/cursor_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/cursor_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6572,13 +6815,13 @@ if(data.pending_count !== undefined){
 let data9 = data.pending_count;
 const _errs26 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate86.errors = [{instancePath:instancePath+"/pending_count",schemaPath:"#/properties/pending_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate87.errors = [{instancePath:instancePath+"/pending_count",schemaPath:"#/properties/pending_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-validate86.errors = [{instancePath:instancePath+"/pending_count",schemaPath:"#/properties/pending_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate87.errors = [{instancePath:instancePath+"/pending_count",schemaPath:"#/properties/pending_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -6593,18 +6836,18 @@ if(data.max_pending !== undefined){
 let data10 = data.max_pending;
 const _errs28 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate86.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate87.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs28){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 1000 || isNaN(data10)){
-validate86.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
+validate87.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"}];
 return false;
 }
 else {
 if(data10 < 1 || isNaN(data10)){
-validate86.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate87.errors = [{instancePath:instancePath+"/max_pending",schemaPath:"#/properties/max_pending/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -6620,18 +6863,18 @@ if(data.max_attempts !== undefined){
 let data11 = data.max_attempts;
 const _errs30 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate86.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate87.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs30){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 100 || isNaN(data11)){
-validate86.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+validate87.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
 if(data11 < 1 || isNaN(data11)){
-validate86.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate87.errors = [{instancePath:instancePath+"/max_attempts",schemaPath:"#/properties/max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -6650,12 +6893,12 @@ const _errs33 = errors;
 if(errors === _errs33){
 if(typeof data12 === "string"){
 if(!pattern18.test(data12)){
-validate86.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6672,12 +6915,12 @@ const _errs36 = errors;
 if(errors === _errs36){
 if(typeof data13 === "string"){
 if(!pattern18.test(data13)){
-validate86.errors = [{instancePath:instancePath+"/updated_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/updated_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/updated_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/updated_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6694,12 +6937,12 @@ const _errs39 = errors;
 if(errors === _errs39){
 if(typeof data14 === "string"){
 if(!pattern18.test(data14)){
-validate86.errors = [{instancePath:instancePath+"/retired_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/retired_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/retired_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/retired_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6716,12 +6959,12 @@ const _errs42 = errors;
 if(errors === _errs42){
 if(typeof data15 === "string"){
 if(!pattern9.test(data15)){
-validate86.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6733,7 +6976,7 @@ var valid0 = true;
 if(valid0){
 let missing1;
 if(data.retired_at !== undefined && ((data.retired_sequence === undefined) && (missing1 = "retired_sequence"))){
-validate86.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "retired_at",
+validate87.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "retired_at",
     missingProperty: missing1,
     depsCount: 1,
     deps: "retired_sequence"},message:"must have property retired_sequence when property retired_at is present"}];
@@ -6741,7 +6984,7 @@ return false;
 }
 else {
 if(data.retired_sequence !== undefined && ((data.retired_at === undefined) && (missing1 = "retired_at"))){
-validate86.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "retired_sequence",
+validate87.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "retired_sequence",
     missingProperty: missing1,
     depsCount: 1,
     deps: "retired_at"},message:"must have property retired_at when property retired_sequence is present"}];
@@ -6767,22 +7010,22 @@ return false;
 }
 }
 else {
-validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate86.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionResult = validate87;
-const schema195 = {"description":"The receipt of create, configure and retire (spec/rules.md#s3-2); a replay returns the original snapshot with `deduplicated` true.","type":"object","properties":{"subscription":{"$ref":"#/$defs/Subscription"},"deduplicated":{"type":"boolean"}},"required":["subscription","deduplicated"],"additionalProperties":false};
+export const validateSubscriptionResult = validate88;
+const schema198 = {"description":"The receipt of create, configure and retire (spec/rules.md#s3-2); a replay returns the original snapshot with `deduplicated` true.","type":"object","properties":{"subscription":{"$ref":"#/$defs/Subscription"},"deduplicated":{"type":"boolean"}},"required":["subscription","deduplicated"],"additionalProperties":false};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6793,14 +7036,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.subscription === undefined) && (missing0 = "subscription")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "subscription") || (key0 === "deduplicated"))){
-validate87.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate88.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6808,8 +7051,8 @@ break;
 if(_errs1 === errors){
 if(data.subscription !== undefined){
 const _errs2 = errors;
-if(!(validate86(data.subscription, {instancePath:instancePath+"/subscription",parentData:data,parentDataProperty:"subscription",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate87(data.subscription, {instancePath:instancePath+"/subscription",parentData:data,parentDataProperty:"subscription",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -6821,7 +7064,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate87.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate88.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -6834,23 +7077,23 @@ var valid0 = true;
 }
 }
 else {
-validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate87.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionList = validate89;
-const schema196 = {"description":"One page of subscriptions (spec/rules.md#s3-4); `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Subscription"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+export const validateSubscriptionList = validate90;
+const schema199 = {"description":"One page of subscriptions (spec/rules.md#s3-4); `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Subscription"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
 const func8 = ajvRuntime_ucs2length;
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6861,14 +7104,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate89.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate90.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "items") || (key0 === "next_cursor"))){
-validate89.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate90.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6880,7 +7123,7 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 100){
-validate89.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate90.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
@@ -6888,8 +7131,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs4 = errors;
-if(!(validate86(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate87(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs4 === errors;
@@ -6900,7 +7143,7 @@ break;
 }
 }
 else {
-validate89.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate90.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -6916,12 +7159,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func8(data2) < 1){
-validate89.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate90.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate89.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate90.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -6935,23 +7178,23 @@ var valid0 = true;
 }
 }
 else {
-validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate90.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate89.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionHistory = validate91;
-const schema197 = {"description":"Orbit extension. One page of history entries; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/SubscriptionHistoryEntry"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
-const schema198 = {"description":"Orbit extension. One operator action on a subscription. `revision` is the subscription's\nconfiguration revision after the action, except for `retry`, where it is the revision of the\ndelivery named by `delivery_id`. `reason` is empty for `create`, which takes none.\n","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"action":{"type":"string","enum":["create","pause","resume","retire","retry"]},"reason":{"type":"string","maxLength":1024},"revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"from_sequence":{"description":"`create` only: the exclusive start cursor the subscription was created with.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"retired_sequence":{"description":"`retire` only: the committed head at retirement.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"delivery_id":{"description":"`retry` only: the delivery that was retried.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"additional_attempts":{"description":"`retry` only: the attempts added.","type":"integer","minimum":1,"maximum":100},"attempt_budget":{"description":"`retry` only: the delivery's attempt budget after the retry.","type":"integer","minimum":1,"maximum":1000000}},"required":["id","action","reason","revision","created_at"],"additionalProperties":false};
+export const validateSubscriptionHistory = validate92;
+const schema200 = {"description":"Orbit extension. One page of history entries; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/SubscriptionHistoryEntry"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+const schema201 = {"description":"Orbit extension. One operator action on a subscription. `revision` is the subscription's\nconfiguration revision after the action, except for `retry`, where it is the revision of the\ndelivery named by `delivery_id`. `reason` is empty for `create`, which takes none.\n","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"action":{"type":"string","enum":["create","pause","resume","retire","retry"]},"reason":{"type":"string","maxLength":1024},"revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"from_sequence":{"description":"`create` only: the exclusive start cursor the subscription was created with.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"retired_sequence":{"description":"`retire` only: the committed head at retirement.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"delivery_id":{"description":"`retry` only: the delivery that was retried.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"additional_attempts":{"description":"`retry` only: the attempts added.","type":"integer","minimum":1,"maximum":100},"attempt_budget":{"description":"`retry` only: the delivery's attempt budget after the retry.","type":"integer","minimum":1,"maximum":1000000}},"required":["id","action","reason","revision","created_at"],"additionalProperties":false};
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6962,14 +7205,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) && (missing0 = "id")) || ((data.action === undefined) && (missing0 = "action"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.revision === undefined) && (missing0 = "revision"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate92.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate93.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema198.properties, key0))){
-validate92.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func1.call(schema201.properties, key0))){
+validate93.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -6982,12 +7225,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate92.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate93.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7001,11 +7244,11 @@ if(data.action !== undefined){
 let data1 = data.action;
 const _errs5 = errors;
 if(typeof data1 !== "string"){
-validate92.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data1 === "create") || (data1 === "pause")) || (data1 === "resume")) || (data1 === "retire")) || (data1 === "retry"))){
-validate92.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema198.properties.action.enum},message:"must be equal to one of the allowed values"}];
+validate93.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema201.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7020,12 +7263,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func8(data2) > 1024){
-validate92.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate93.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7042,12 +7285,12 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
 if(!pattern9.test(data3)){
-validate92.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate93.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7064,12 +7307,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(!pattern18.test(data4)){
-validate92.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate93.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7086,12 +7329,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(!pattern9.test(data5)){
-validate92.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate93.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7108,12 +7351,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data6 === "string"){
 if(!pattern9.test(data6)){
-validate92.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate93.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7130,12 +7373,12 @@ const _errs22 = errors;
 if(errors === _errs22){
 if(typeof data7 === "string"){
 if(!pattern4.test(data7)){
-validate92.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate93.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate92.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate93.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7149,18 +7392,18 @@ if(data.additional_attempts !== undefined){
 let data8 = data.additional_attempts;
 const _errs24 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate92.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate93.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs24){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 100 || isNaN(data8)){
-validate92.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+validate93.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
 if(data8 < 1 || isNaN(data8)){
-validate92.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate93.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7176,18 +7419,18 @@ if(data.attempt_budget !== undefined){
 let data9 = data.attempt_budget;
 const _errs26 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate92.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate93.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 1000000 || isNaN(data9)){
-validate92.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+validate93.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
 if(data9 < 1 || isNaN(data9)){
-validate92.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate93.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7205,6 +7448,104 @@ var valid0 = true;
 }
 }
 }
+}
+}
+}
+}
+}
+else {
+validate93.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate93.errors = vErrors;
+return errors === 0;
+}
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate92.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.items === undefined) && (missing0 = "items")){
+validate92.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "items") || (key0 === "next_cursor"))){
+validate92.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.items !== undefined){
+let data0 = data.items;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+if(data0.length > 100){
+validate92.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate93(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next_cursor !== undefined){
+let data2 = data.next_cursor;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func8(data2) < 1){
+validate92.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate92.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
 }
 }
 }
@@ -7220,110 +7561,12 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const validateSubscriptionHistoryEntry = validate95;
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.items === undefined) && (missing0 = "items")){
-validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "items") || (key0 === "next_cursor"))){
-validate91.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.items !== undefined){
-let data0 = data.items;
-const _errs2 = errors;
-if(errors === _errs2){
-if(Array.isArray(data0)){
-if(data0.length > 100){
-validate91.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-const _errs4 = errors;
-if(!(validate92(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs4 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.next_cursor !== undefined){
-let data2 = data.next_cursor;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func8(data2) < 1){
-validate91.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate91.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate91.errors = vErrors;
-return errors === 0;
-}
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateSubscriptionHistoryEntry = validate94;
-
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7334,14 +7577,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.id === undefined) && (missing0 = "id")) || ((data.action === undefined) && (missing0 = "action"))) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.revision === undefined) && (missing0 = "revision"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate94.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func1.call(schema198.properties, key0))){
-validate94.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func1.call(schema201.properties, key0))){
+validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7354,12 +7597,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate94.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7373,11 +7616,11 @@ if(data.action !== undefined){
 let data1 = data.action;
 const _errs5 = errors;
 if(typeof data1 !== "string"){
-validate94.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data1 === "create") || (data1 === "pause")) || (data1 === "resume")) || (data1 === "retire")) || (data1 === "retry"))){
-validate94.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema198.properties.action.enum},message:"must be equal to one of the allowed values"}];
+validate95.errors = [{instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema201.properties.action.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -7392,12 +7635,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func8(data2) > 1024){
-validate94.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+validate95.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7414,12 +7657,12 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data3 === "string"){
 if(!pattern9.test(data3)){
-validate94.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate95.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7436,12 +7679,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(!pattern18.test(data4)){
-validate94.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate95.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7458,12 +7701,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(!pattern9.test(data5)){
-validate94.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate95.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/from_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7480,12 +7723,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data6 === "string"){
 if(!pattern9.test(data6)){
-validate94.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate95.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/retired_sequence",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7502,12 +7745,12 @@ const _errs22 = errors;
 if(errors === _errs22){
 if(typeof data7 === "string"){
 if(!pattern4.test(data7)){
-validate94.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate95.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate94.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate95.errors = [{instancePath:instancePath+"/delivery_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7521,18 +7764,18 @@ if(data.additional_attempts !== undefined){
 let data8 = data.additional_attempts;
 const _errs24 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate94.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate95.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs24){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 100 || isNaN(data8)){
-validate94.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+validate95.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
 if(data8 < 1 || isNaN(data8)){
-validate94.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate95.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7548,18 +7791,18 @@ if(data.attempt_budget !== undefined){
 let data9 = data.attempt_budget;
 const _errs26 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate94.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate95.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 1000000 || isNaN(data9)){
-validate94.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
+validate95.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"}];
 return false;
 }
 else {
 if(data9 < 1 || isNaN(data9)){
-validate94.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate95.errors = [{instancePath:instancePath+"/attempt_budget",schemaPath:"#/properties/attempt_budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7583,23 +7826,23 @@ var valid0 = true;
 }
 }
 else {
-validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate94.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionSessionList = validate95;
-const schema212 = {"description":"Orbit extension. One page of connected sessions; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSession"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
-const schema213 = {"description":"Orbit extension. One event session bound to the subscription. `session_id` is the\n`session_id` of its frames; `node_id` names the `orbit serve` process that holds the\nconnection (a new id each time a process starts). Times are the database's clock.\n","type":"object","properties":{"session_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"node_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32},"leases_held":{"description":"Deliveries LEASED to this session whose lease has not ended.","type":"integer","minimum":0},"connected_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"last_seen_at":{"description":"When its node last recorded a valid frame from it (renewed every third of `node_ttl_ms`).","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"node_last_seen_at":{"description":"When its node last renewed its own row.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"}},"required":["session_id","node_id","capacity","leases_held","connected_at","last_seen_at","node_last_seen_at"],"additionalProperties":false};
+export const validateSubscriptionSessionList = validate96;
+const schema215 = {"description":"Orbit extension. One page of connected sessions; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/SubscriptionSession"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+const schema216 = {"description":"Orbit extension. One event session bound to the subscription. `session_id` is the\n`session_id` of its frames; `node_id` names the `orbit serve` process that holds the\nconnection (a new id each time a process starts). Times are the database's clock.\n","type":"object","properties":{"session_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"node_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"capacity":{"type":"integer","minimum":1,"maximum":32},"leases_held":{"description":"Deliveries LEASED to this session whose lease has not ended.","type":"integer","minimum":0},"connected_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"last_seen_at":{"description":"When its node last recorded a valid frame from it (renewed every third of `node_ttl_ms`).","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"},"node_last_seen_at":{"description":"When its node last renewed its own row.","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"}},"required":["session_id","node_id","capacity","leases_held","connected_at","last_seen_at","node_last_seen_at"],"additionalProperties":false};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7610,14 +7853,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.node_id === undefined) && (missing0 = "node_id"))) || ((data.capacity === undefined) && (missing0 = "capacity"))) || ((data.leases_held === undefined) && (missing0 = "leases_held"))) || ((data.connected_at === undefined) && (missing0 = "connected_at"))) || ((data.last_seen_at === undefined) && (missing0 = "last_seen_at"))) || ((data.node_last_seen_at === undefined) && (missing0 = "node_last_seen_at"))){
-validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate97.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "session_id") || (key0 === "node_id")) || (key0 === "capacity")) || (key0 === "leases_held")) || (key0 === "connected_at")) || (key0 === "last_seen_at")) || (key0 === "node_last_seen_at"))){
-validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate97.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7630,12 +7873,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate96.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate97.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7652,12 +7895,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate96.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate97.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7671,18 +7914,18 @@ if(data.capacity !== undefined){
 let data2 = data.capacity;
 const _errs8 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate96.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate97.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 32 || isNaN(data2)){
-validate96.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
+validate97.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate96.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate97.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -7698,13 +7941,13 @@ if(data.leases_held !== undefined){
 let data3 = data.leases_held;
 const _errs10 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate96.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate97.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-validate96.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate97.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -7722,12 +7965,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(!pattern18.test(data4)){
-validate96.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate97.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7744,12 +7987,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(!pattern18.test(data5)){
-validate96.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate97.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7766,12 +8009,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data6 === "string"){
 if(!pattern18.test(data6)){
-validate96.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate97.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate96.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate97.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7790,20 +8033,20 @@ var valid0 = true;
 }
 }
 else {
-validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate96.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7814,14 +8057,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate96.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "items") || (key0 === "next_cursor"))){
-validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate96.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7833,7 +8076,7 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 100){
-validate95.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate96.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
@@ -7841,8 +8084,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs4 = errors;
-if(!(validate96(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate97(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs4 === errors;
@@ -7853,7 +8096,7 @@ break;
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate96.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -7869,12 +8112,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func8(data2) < 1){
-validate95.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate96.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate95.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate96.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7888,23 +8131,23 @@ var valid0 = true;
 }
 }
 else {
-validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate96.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate95.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateQueueList = validate98;
-const schema219 = {"description":"Orbit extension. One page of the calling credential's queues; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Queue"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
-const schema220 = {"description":"Orbit extension. A queue of the calling credential.","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"name":{"description":"The name the queue was created with (`orbit bootstrap --queue NAME`), unique in its namespace.","type":"string","minLength":1,"maxLength":128},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"}},"required":["id","name","created_at"],"additionalProperties":false};
+export const validateQueueList = validate99;
+const schema222 = {"description":"Orbit extension. One page of the calling credential's queues; `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Queue"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+const schema223 = {"description":"Orbit extension. A queue of the calling credential.","type":"object","properties":{"id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"name":{"description":"The name the queue was created with (`orbit bootstrap --queue NAME`), unique in its namespace.","type":"string","minLength":1,"maxLength":128},"created_at":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp"}},"required":["id","name","created_at"],"additionalProperties":false};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7915,14 +8158,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate100.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "id") || (key0 === "name")) || (key0 === "created_at"))){
-validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate100.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -7935,12 +8178,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate99.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate100.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate100.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7956,18 +8199,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func8(data1) > 128){
-validate99.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate100.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func8(data1) < 1){
-validate99.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate100.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate100.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7984,12 +8227,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(!pattern18.test(data2)){
-validate99.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate100.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate99.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate100.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -7998,6 +8241,104 @@ var valid0 = _errs7 === errors;
 else {
 var valid0 = true;
 }
+}
+}
+}
+}
+}
+else {
+validate100.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate100.errors = vErrors;
+return errors === 0;
+}
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.items === undefined) && (missing0 = "items")){
+validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "items") || (key0 === "next_cursor"))){
+validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.items !== undefined){
+let data0 = data.items;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+if(data0.length > 100){
+validate99.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate100(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate99.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.next_cursor !== undefined){
+let data2 = data.next_cursor;
+const _errs5 = errors;
+if(errors === _errs5){
+if(typeof data2 === "string"){
+if(func8(data2) < 1){
+validate99.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate99.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
 }
 }
 }
@@ -8013,110 +8354,12 @@ return errors === 0;
 }
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const validateQueue = validate102;
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.items === undefined) && (missing0 = "items")){
-validate98.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "items") || (key0 === "next_cursor"))){
-validate98.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.items !== undefined){
-let data0 = data.items;
-const _errs2 = errors;
-if(errors === _errs2){
-if(Array.isArray(data0)){
-if(data0.length > 100){
-validate98.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
-return false;
-}
-else {
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-const _errs4 = errors;
-if(!(validate99(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
-errors = vErrors.length;
-}
-var valid1 = _errs4 === errors;
-if(!valid1){
-break;
-}
-}
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.next_cursor !== undefined){
-let data2 = data.next_cursor;
-const _errs5 = errors;
-if(errors === _errs5){
-if(typeof data2 === "string"){
-if(func8(data2) < 1){
-validate98.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-else {
-validate98.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate98.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate98.errors = vErrors;
-return errors === 0;
-}
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateQueue = validate101;
-
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8127,14 +8370,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.id === undefined) && (missing0 = "id")) || ((data.name === undefined) && (missing0 = "name"))) || ((data.created_at === undefined) && (missing0 = "created_at"))){
-validate101.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "id") || (key0 === "name")) || (key0 === "created_at"))){
-validate101.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8147,12 +8390,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate101.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate102.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate101.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate102.errors = [{instancePath:instancePath+"/id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8168,18 +8411,18 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func8(data1) > 128){
-validate101.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+validate102.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
 return false;
 }
 else {
 if(func8(data1) < 1){
-validate101.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate102.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate101.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate102.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8196,12 +8439,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(!pattern18.test(data2)){
-validate101.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate102.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate101.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate102.errors = [{instancePath:instancePath+"/created_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8216,22 +8459,22 @@ var valid0 = true;
 }
 }
 else {
-validate101.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate101.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateCredential = validate102;
-const schema226 = {"description":"Orbit extension. The calling credential, without its token.","type":"object","properties":{"credential_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"namespace_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"application_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"permissions":{"description":"The actions the credential may take, sorted.","type":"array","items":{"type":"string","enum":["events:consume","events:manage","events:read","results:publish"]},"uniqueItems":true},"queue_count":{"description":"How many queues the credential may name (`ListQueues` lists them).","type":"integer","minimum":0}},"required":["credential_id","namespace_id","application_id","permissions","queue_count"],"additionalProperties":false};
+export const validateCredential = validate103;
+const schema229 = {"description":"Orbit extension. The calling credential, without its token.","type":"object","properties":{"credential_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"namespace_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"application_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"permissions":{"description":"The actions the credential may take, sorted.","type":"array","items":{"type":"string","enum":["events:consume","events:manage","events:read","results:publish"]},"uniqueItems":true},"queue_count":{"description":"How many queues the credential may name (`ListQueues` lists them).","type":"integer","minimum":0}},"required":["credential_id","namespace_id","application_id","permissions","queue_count"],"additionalProperties":false};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8242,14 +8485,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((data.credential_id === undefined) && (missing0 = "credential_id")) || ((data.namespace_id === undefined) && (missing0 = "namespace_id"))) || ((data.application_id === undefined) && (missing0 = "application_id"))) || ((data.permissions === undefined) && (missing0 = "permissions"))) || ((data.queue_count === undefined) && (missing0 = "queue_count"))){
-validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "credential_id") || (key0 === "namespace_id")) || (key0 === "application_id")) || (key0 === "permissions")) || (key0 === "queue_count"))){
-validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8262,12 +8505,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate102.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate103.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/credential_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8284,12 +8527,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate102.errors = [{instancePath:instancePath+"/namespace_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate103.errors = [{instancePath:instancePath+"/namespace_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/namespace_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/namespace_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8306,12 +8549,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data2 === "string"){
 if(!pattern4.test(data2)){
-validate102.errors = [{instancePath:instancePath+"/application_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate103.errors = [{instancePath:instancePath+"/application_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/application_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/application_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8332,11 +8575,11 @@ for(let i0=0; i0<len0; i0++){
 let data4 = data3[i0];
 const _errs13 = errors;
 if(typeof data4 !== "string"){
-validate102.errors = [{instancePath:instancePath+"/permissions/" + i0,schemaPath:"#/properties/permissions/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate103.errors = [{instancePath:instancePath+"/permissions/" + i0,schemaPath:"#/properties/permissions/items/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data4 === "events:consume") || (data4 === "events:manage")) || (data4 === "events:read")) || (data4 === "results:publish"))){
-validate102.errors = [{instancePath:instancePath+"/permissions/" + i0,schemaPath:"#/properties/permissions/items/enum",keyword:"enum",params:{allowedValues: schema226.properties.permissions.items.enum},message:"must be equal to one of the allowed values"}];
+validate103.errors = [{instancePath:instancePath+"/permissions/" + i0,schemaPath:"#/properties/permissions/items/enum",keyword:"enum",params:{allowedValues: schema229.properties.permissions.items.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid4 = _errs13 === errors;
@@ -8356,7 +8599,7 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-validate102.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
+validate103.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"}];
 return false;
 break;
 }
@@ -8366,7 +8609,7 @@ indices0[item0] = i1;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate103.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8380,13 +8623,13 @@ if(data.queue_count !== undefined){
 let data5 = data.queue_count;
 const _errs15 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate102.errors = [{instancePath:instancePath+"/queue_count",schemaPath:"#/properties/queue_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate103.errors = [{instancePath:instancePath+"/queue_count",schemaPath:"#/properties/queue_count/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate102.errors = [{instancePath:instancePath+"/queue_count",schemaPath:"#/properties/queue_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate103.errors = [{instancePath:instancePath+"/queue_count",schemaPath:"#/properties/queue_count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -8404,24 +8647,24 @@ var valid0 = true;
 }
 }
 else {
-validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate102.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSettings = validate103;
-const schema230 = {"description":"Orbit extension. The effective settings of the node that answered, in the order of the settings table.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Setting"}}},"required":["items"],"additionalProperties":false};
-const schema231 = {"description":"One setting: its name (the config-file key; `--name-with-dashes` as a flag, `ORBIT_NAME` in\nthe environment) and its effective value. `null` means unset (no TLS, no metrics token).\n","type":"object","properties":{"name":{"type":"string","pattern":"^[a-z][a-z0-9_]*$"},"value":{"anyOf":[{"type":"string"},{"type":"integer"},{"type":"boolean"},{"type":"null"}]}},"required":["name","value"],"additionalProperties":false};
-const pattern147 = new RegExp("^[a-z][a-z0-9_]*$", "u");
+export const validateSettings = validate104;
+const schema233 = {"description":"Orbit extension. The effective settings of the node that answered, in the order of the settings table.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"#/$defs/Setting"}}},"required":["items"],"additionalProperties":false};
+const schema234 = {"description":"One setting: its name (the config-file key; `--name-with-dashes` as a flag, `ORBIT_NAME` in\nthe environment) and its effective value. `null` means unset (no TLS, no metrics token).\n","type":"object","properties":{"name":{"type":"string","pattern":"^[a-z][a-z0-9_]*$"},"value":{"anyOf":[{"type":"string"},{"type":"integer"},{"type":"boolean"},{"type":"null"}]}},"required":["name","value"],"additionalProperties":false};
+const pattern153 = new RegExp("^[a-z][a-z0-9_]*$", "u");
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8432,14 +8675,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "items")){
-validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate104.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8460,14 +8703,14 @@ if(errors === _errs5){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if(((data1.name === undefined) && (missing1 = "name")) || ((data1.value === undefined) && (missing1 = "value"))){
-validate103.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate104.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs7 = errors;
 for(const key1 in data1){
 if(!((key1 === "name") || (key1 === "value"))){
-validate103.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate104.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8478,13 +8721,13 @@ let data2 = data1.name;
 const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
-if(!pattern147.test(data2)){
-validate103.errors = [{instancePath:instancePath+"/items/" + i0+"/name",schemaPath:"#/$defs/Setting/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""}];
+if(!pattern153.test(data2)){
+validate104.errors = [{instancePath:instancePath+"/items/" + i0+"/name",schemaPath:"#/$defs/Setting/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""}];
 return false;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/items/" + i0+"/name",schemaPath:"#/$defs/Setting/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate104.errors = [{instancePath:instancePath+"/items/" + i0+"/name",schemaPath:"#/$defs/Setting/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8560,7 +8803,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return false;
 }
 else {
@@ -8584,7 +8827,7 @@ var valid3 = true;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate104.errors = [{instancePath:instancePath+"/items/" + i0,schemaPath:"#/$defs/Setting/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -8595,7 +8838,7 @@ break;
 }
 }
 else {
-validate103.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate104.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -8604,21 +8847,21 @@ return false;
 }
 }
 else {
-validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSetting = validate104;
+export const validateSetting = validate105;
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8629,14 +8872,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.name === undefined) && (missing0 = "name")) || ((data.value === undefined) && (missing0 = "value"))){
-validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "name") || (key0 === "value"))){
-validate104.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8647,13 +8890,13 @@ let data0 = data.name;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern147.test(data0)){
-validate104.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""}];
+if(!pattern153.test(data0)){
+validate105.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*$"+"\""}];
 return false;
 }
 }
 else {
-validate104.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate105.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8729,7 +8972,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return false;
 }
 else {
@@ -8753,21 +8996,21 @@ var valid0 = true;
 }
 }
 else {
-validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionSession = validate105;
+export const validateSubscriptionSession = validate106;
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8778,14 +9021,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.session_id === undefined) && (missing0 = "session_id")) || ((data.node_id === undefined) && (missing0 = "node_id"))) || ((data.capacity === undefined) && (missing0 = "capacity"))) || ((data.leases_held === undefined) && (missing0 = "leases_held"))) || ((data.connected_at === undefined) && (missing0 = "connected_at"))) || ((data.last_seen_at === undefined) && (missing0 = "last_seen_at"))) || ((data.node_last_seen_at === undefined) && (missing0 = "node_last_seen_at"))){
-validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate106.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((((key0 === "session_id") || (key0 === "node_id")) || (key0 === "capacity")) || (key0 === "leases_held")) || (key0 === "connected_at")) || (key0 === "last_seen_at")) || (key0 === "node_last_seen_at"))){
-validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate106.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -8798,12 +9041,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate105.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/session_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8820,12 +9063,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate105.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/node_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8839,18 +9082,18 @@ if(data.capacity !== undefined){
 let data2 = data.capacity;
 const _errs8 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate105.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate106.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 32 || isNaN(data2)){
-validate105.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
+validate106.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 32},message:"must be <= 32"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate105.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate106.errors = [{instancePath:instancePath+"/capacity",schemaPath:"#/properties/capacity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -8866,13 +9109,13 @@ if(data.leases_held !== undefined){
 let data3 = data.leases_held;
 const _errs10 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate105.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate106.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-validate105.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate106.errors = [{instancePath:instancePath+"/leases_held",schemaPath:"#/properties/leases_held/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -8890,12 +9133,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data4 === "string"){
 if(!pattern18.test(data4)){
-validate105.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/connected_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8912,12 +9155,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data5 === "string"){
 if(!pattern18.test(data5)){
-validate105.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8934,12 +9177,12 @@ const _errs19 = errors;
 if(errors === _errs19){
 if(typeof data6 === "string"){
 if(!pattern18.test(data6)){
-validate105.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
+validate106.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$"+"\""}];
 return false;
 }
 }
 else {
-validate105.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath:instancePath+"/node_last_seen_at",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -8958,53 +9201,17 @@ var valid0 = true;
 }
 }
 else {
-validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate105.errors = vErrors;
-return errors === 0;
-}
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateReason = validate106;
-const schema239 = {"description":"A non-empty audit reason of at most 1024 Unicode characters (spec/rules.md#s3-9).","type":"string","minLength":1,"maxLength":1024};
-
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate106.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(typeof data === "string"){
-if(func8(data) > 1024){
-validate106.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data) < 1){
-validate106.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate106.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
 validate106.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateConfigureSubscriptionRequest = validate107;
-const schema240 = {"description":"All three fields are required (spec/rules.md#s3-7).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
+export const validateReason = validate107;
+const schema242 = {"description":"A non-empty audit reason of at most 1024 Unicode characters (spec/rules.md#s3-9).","type":"string","minLength":1,"maxLength":1024};
 
 function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9017,100 +9224,30 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
-validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+if(typeof data === "string"){
+if(func8(data) > 1024){
+validate107.errors = [{instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
-validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.expected_revision !== undefined){
-let data0 = data.expected_revision;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern9.test(data0)){
-validate107.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
-return false;
-}
-}
-else {
-validate107.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.enabled !== undefined){
-const _errs5 = errors;
-if(typeof data.enabled !== "boolean"){
-validate107.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reason !== undefined){
-let data2 = data.reason;
-const _errs7 = errors;
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data2 === "string"){
-if(func8(data2) > 1024){
-validate107.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
-return false;
-}
-else {
-if(func8(data2) < 1){
-validate107.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+if(func8(data) < 1){
+validate107.errors = [{instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate107.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 validate107.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
-export const validateRetireSubscriptionRequest = validate108;
-const schema243 = {"description":"Both fields are required (spec/README.md, Subscriptions).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
+export const validateConfigureSubscriptionRequest = validate108;
+const schema243 = {"description":"All three fields are required (spec/rules.md#s3-7).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"enabled":{"type":"boolean"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","enabled","reason"],"additionalProperties":false};
 
 function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9125,14 +9262,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.enabled === undefined) && (missing0 = "enabled"))) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "expected_revision") || (key0 === "reason"))){
+if(!(((key0 === "expected_revision") || (key0 === "enabled")) || (key0 === "reason"))){
 validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -9161,18 +9298,30 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.reason !== undefined){
-let data1 = data.reason;
+if(data.enabled !== undefined){
 const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(typeof data1 === "string"){
-if(func8(data1) > 1024){
+if(typeof data.enabled !== "boolean"){
+validate108.errors = [{instancePath:instancePath+"/enabled",schemaPath:"#/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data2 = data.reason;
+const _errs7 = errors;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data2 === "string"){
+if(func8(data2) > 1024){
 validate108.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
 return false;
 }
 else {
-if(func8(data1) < 1){
+if(func8(data2) < 1){
 validate108.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -9183,10 +9332,11 @@ validate108.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/R
 return false;
 }
 }
-var valid0 = _errs5 === errors;
+var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -9202,8 +9352,8 @@ return errors === 0;
 }
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateRetryDeliveryRequest = validate109;
-const schema246 = {"description":"`expected_revision` is the delivery revision; all three fields are required (spec/rules.md#s4-22).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+export const validateRetireSubscriptionRequest = validate109;
+const schema246 = {"description":"Both fields are required (spec/README.md, Subscriptions).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"}},"required":["expected_revision","reason"],"additionalProperties":false};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9218,14 +9368,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+if(((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))){
 validate109.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+if(!((key0 === "expected_revision") || (key0 === "reason"))){
 validate109.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -9281,23 +9431,116 @@ var valid0 = _errs5 === errors;
 else {
 var valid0 = true;
 }
+}
+}
+}
+}
+else {
+validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate109.errors = vErrors;
+return errors === 0;
+}
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateRetryDeliveryRequest = validate110;
+const schema249 = {"description":"`expected_revision` is the delivery revision; all three fields are required (spec/rules.md#s4-22).","type":"object","properties":{"expected_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"reason":{"$ref":"#/$defs/Reason"},"additional_attempts":{"type":"integer","minimum":1,"maximum":100}},"required":["expected_revision","reason","additional_attempts"],"additionalProperties":false};
+
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate110.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.expected_revision === undefined) && (missing0 = "expected_revision")) || ((data.reason === undefined) && (missing0 = "reason"))) || ((data.additional_attempts === undefined) && (missing0 = "additional_attempts"))){
+validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((key0 === "expected_revision") || (key0 === "reason")) || (key0 === "additional_attempts"))){
+validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.expected_revision !== undefined){
+let data0 = data.expected_revision;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern9.test(data0)){
+validate110.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+return false;
+}
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/expected_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reason !== undefined){
+let data1 = data.reason;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data1 === "string"){
+if(func8(data1) > 1024){
+validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"}];
+return false;
+}
+else {
+if(func8(data1) < 1){
+validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate110.errors = [{instancePath:instancePath+"/reason",schemaPath:"#/$defs/Reason/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
 if(valid0){
 if(data.additional_attempts !== undefined){
 let data2 = data.additional_attempts;
 const _errs8 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate109.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate110.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 100 || isNaN(data2)){
-validate109.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+validate110.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
 return false;
 }
 else {
 if(data2 < 1 || isNaN(data2)){
-validate109.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate110.errors = [{instancePath:instancePath+"/additional_attempts",schemaPath:"#/properties/additional_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -9314,22 +9557,22 @@ var valid0 = true;
 }
 }
 else {
-validate109.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate109.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryList = validate110;
-const schema249 = {"description":"One page of deliveries (spec/rules.md#s4-3); `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
+export const validateDeliveryList = validate111;
+const schema252 = {"description":"One page of deliveries (spec/rules.md#s4-3); `next_cursor` is absent on the last page.","type":"object","properties":{"items":{"type":"array","items":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"maxItems":100},"next_cursor":{"type":"string","minLength":1}},"required":["items"],"additionalProperties":false};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9340,14 +9583,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate110.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "items") || (key0 === "next_cursor"))){
-validate110.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate111.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9359,7 +9602,7 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 100){
-validate110.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate111.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
@@ -9379,7 +9622,7 @@ break;
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate111.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -9395,12 +9638,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data2 === "string"){
 if(func8(data2) < 1){
-validate110.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate111.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate110.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate111.errors = [{instancePath:instancePath+"/next_cursor",schemaPath:"#/properties/next_cursor/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9414,22 +9657,22 @@ var valid0 = true;
 }
 }
 else {
-validate110.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate110.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetail = validate112;
-const schema250 = {"description":"A delivery and its result event; never a lease secret (spec/rules.md#s4-15,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
+export const validateDeliveryDetail = validate113;
+const schema253 = {"description":"A delivery and its result event; never a lease secret (spec/rules.md#s4-15,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"}},"required":["delivery","event"],"additionalProperties":false};
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9440,14 +9683,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.event === undefined) && (missing0 = "event"))){
-validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "event"))){
-validate112.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9467,8 +9710,8 @@ var valid0 = true;
 if(valid0){
 if(data.event !== undefined){
 const _errs3 = errors;
-if(!(validate61(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+if(!(validate62(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -9481,22 +9724,22 @@ var valid0 = true;
 }
 }
 else {
-validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate112.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResult = validate115;
-const schema251 = {"description":"The receipt of a manual retry (spec/rules.md#s4-23,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
+export const validateDeliveryRetryResult = validate116;
+const schema254 = {"description":"The receipt of a manual retry (spec/rules.md#s4-23,","type":"object","properties":{"delivery":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventDelivery"},"deduplicated":{"type":"boolean"}},"required":["delivery","deduplicated"],"additionalProperties":false};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9507,14 +9750,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.delivery === undefined) && (missing0 = "delivery")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "delivery") || (key0 === "deduplicated"))){
-validate115.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate116.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9535,7 +9778,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate115.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate116.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -9548,22 +9791,22 @@ var valid0 = true;
 }
 }
 else {
-validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate115.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultMembers = validate117;
-const schema252 = {"description":"The members of one result to publish, shared by `PublishResultRequest` and `PublishResultsItem`,\neach of which closes them with `unevaluatedProperties: false`. The server assigns the event id,\nsequence and occurred_at and builds the snapshot (spec/README.md, The result log).\n","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object","x-orbit-raw-json":true},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`).","x-orbit-raw-json":true},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"}},"required":["type","task_id","task_revision"]};
+export const validatePublishResultMembers = validate118;
+const schema255 = {"description":"The members of one result to publish, shared by `PublishResultRequest` and `PublishResultsItem`,\neach of which closes them with `unevaluatedProperties: false`. The server assigns the event id,\nsequence and occurred_at and builds the snapshot (spec/README.md, The result log).\n","type":"object","properties":{"type":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType"},"task_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"task_revision":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64"},"details":{"description":"Free-form metadata of the source event (becomes `event.details`).","type":"object","x-orbit-raw-json":true},"result":{"description":"Any JSON value, kept byte-exact (becomes `event.snapshot.result`).","x-orbit-raw-json":true},"effect_uncertain":{"type":"boolean"},"current_attempt_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"trace_context":{"description":"The W3C trace context to store with the event and send in `event.deliver` (becomes\n`event.trace_context`). Not part of the publish's content identity: a retry with a new\nspan replays the first event, with the first context (spec/README.md, Trace context).\n","$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext"}},"required":["type","task_id","task_revision"]};
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9574,7 +9817,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.type === undefined) && (missing0 = "type")) || ((data.task_id === undefined) && (missing0 = "task_id"))) || ((data.task_revision === undefined) && (missing0 = "task_revision"))){
-validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -9582,11 +9825,11 @@ if(data.type !== undefined){
 let data0 = data.type;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate117.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((((data0 === "task.succeeded") || (data0 === "task.failed")) || (data0 === "task.cancelled")) || (data0 === "task.needs_review")) || (data0 === "task.requeued"))){
-validate117.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
+validate118.errors = [{instancePath:instancePath+"/type",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/EventType/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -9602,12 +9845,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern4.test(data1)){
-validate117.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate118.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/task_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9624,12 +9867,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data2 === "string"){
 if(!pattern9.test(data2)){
-validate117.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
+validate118.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/pattern",keyword:"pattern",params:{pattern: "^(0|[1-9][0-9]{0,19})$"},message:"must match pattern \""+"^(0|[1-9][0-9]{0,19})$"+"\""}];
 return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/task_revision",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Uint64/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9643,7 +9886,7 @@ if(data.details !== undefined){
 let data3 = data.details;
 const _errs10 = errors;
 if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-validate117.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate118.errors = [{instancePath:instancePath+"/details",schemaPath:"#/properties/details/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -9655,7 +9898,7 @@ if(valid0){
 if(data.effect_uncertain !== undefined){
 const _errs12 = errors;
 if(typeof data.effect_uncertain !== "boolean"){
-validate117.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate118.errors = [{instancePath:instancePath+"/effect_uncertain",schemaPath:"#/properties/effect_uncertain/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -9671,16 +9914,93 @@ const _errs15 = errors;
 if(errors === _errs15){
 if(typeof data5 === "string"){
 if(!pattern4.test(data5)){
-validate117.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate118.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/current_attempt_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
 var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.trace_context !== undefined){
+let data6 = data.trace_context;
+const _errs17 = errors;
+const _errs18 = errors;
+if(errors === _errs18){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+let missing1;
+if((data6.traceparent === undefined) && (missing1 = "traceparent")){
+validate118.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs20 = errors;
+for(const key0 in data6){
+if(!((key0 === "traceparent") || (key0 === "tracestate"))){
+validate118.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs20 === errors){
+if(data6.traceparent !== undefined){
+let data7 = data6.traceparent;
+const _errs21 = errors;
+if(errors === _errs21){
+if(typeof data7 === "string"){
+if(!pattern40.test(data7)){
+validate118.errors = [{instancePath:instancePath+"/trace_context/traceparent",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext/properties/traceparent/pattern",keyword:"pattern",params:{pattern: "^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"},message:"must match pattern \""+"^00-(?!0{32}-)[0-9a-f]{32}-(?!0{16}-)[0-9a-f]{16}-[0-9a-f]{2}$"+"\""}];
+return false;
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/trace_context/traceparent",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext/properties/traceparent/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid6 = _errs21 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data6.tracestate !== undefined){
+let data8 = data6.tracestate;
+const _errs23 = errors;
+if(errors === _errs23){
+if(typeof data8 === "string"){
+if(!pattern41.test(data8)){
+validate118.errors = [{instancePath:instancePath+"/trace_context/tracestate",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext/properties/tracestate/pattern",keyword:"pattern",params:{pattern: "^[\\x20-\\x7E]{1,512}$"},message:"must match pattern \""+"^[\\x20-\\x7E]{1,512}$"+"\""}];
+return false;
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/trace_context/tracestate",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext/properties/tracestate/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid6 = _errs23 === errors;
+}
+else {
+var valid6 = true;
+}
+}
+}
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/trace_context",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/TraceContext/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
@@ -9692,42 +10012,6 @@ var valid0 = true;
 }
 }
 }
-else {
-validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate117.errors = vErrors;
-return errors === 0;
-}
-validate117.evaluated = {"props":{"type":true,"task_id":true,"task_revision":true,"details":true,"result":true,"effect_uncertain":true,"current_attempt_id":true},"dynamicProps":false,"dynamicItems":false};
-
-export const validatePublishResultRequest = validate118;
-const schema257 = {"description":"One result to publish (spec/README.md, The result log).","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"unevaluatedProperties":false};
-
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate118.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
-errors = vErrors.length;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-if(((((((key0 !== "type") && (key0 !== "task_id")) && (key0 !== "task_revision")) && (key0 !== "details")) && (key0 !== "result")) && (key0 !== "effect_uncertain")) && (key0 !== "current_attempt_id")){
-validate118.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
-return false;
-break;
-}
-}
 }
 else {
 validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
@@ -9737,31 +10021,68 @@ return false;
 validate118.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":{"type":true,"task_id":true,"task_revision":true,"details":true,"result":true,"effect_uncertain":true,"current_attempt_id":true,"trace_context":true},"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsItem = validate120;
-const schema258 = {"description":"One item of a batch publish (spec/README.md, Batch publish), with its own idempotency key.","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"properties":{"idempotency_key":{"description":"The item's key, with the pattern of the `Idempotency-Key` header.","type":"string","pattern":"^[\\x21-\\x7E]{1,255}$"}},"required":["idempotency_key"],"unevaluatedProperties":false};
-const pattern160 = new RegExp("^[\\x21-\\x7E]{1,255}$", "u");
+export const validatePublishResultRequest = validate119;
+const schema261 = {"description":"One result to publish (spec/README.md, The result log).","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"unevaluatedProperties":false};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-if(!(validate117(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate118(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+errors = vErrors.length;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if((((((((key0 !== "type") && (key0 !== "task_id")) && (key0 !== "task_revision")) && (key0 !== "details")) && (key0 !== "result")) && (key0 !== "effect_uncertain")) && (key0 !== "current_attempt_id")) && (key0 !== "trace_context")){
+validate119.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
+return false;
+break;
+}
+}
+}
+else {
+validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate119.errors = vErrors;
+return errors === 0;
+}
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePublishResultsItem = validate121;
+const schema262 = {"description":"One item of a batch publish (spec/README.md, Batch publish), with its own idempotency key.","type":"object","allOf":[{"$ref":"#/$defs/PublishResultMembers"}],"properties":{"idempotency_key":{"description":"The item's key, with the pattern of the `Idempotency-Key` header.","type":"string","pattern":"^[\\x21-\\x7E]{1,255}$"}},"required":["idempotency_key"],"unevaluatedProperties":false};
+const pattern168 = new RegExp("^[\\x21-\\x7E]{1,255}$", "u");
+
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate121.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(validate118(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
 errors = vErrors.length;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.idempotency_key === undefined) && (missing0 = "idempotency_key")){
-validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -9770,13 +10091,13 @@ let data0 = data.idempotency_key;
 const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
-if(!pattern160.test(data0)){
-validate120.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]{1,255}$"},message:"must match pattern \""+"^[\\x21-\\x7E]{1,255}$"+"\""}];
+if(!pattern168.test(data0)){
+validate121.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7E]{1,255}$"},message:"must match pattern \""+"^[\\x21-\\x7E]{1,255}$"+"\""}];
 return false;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate121.errors = [{instancePath:instancePath+"/idempotency_key",schemaPath:"#/properties/idempotency_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -9787,8 +10108,8 @@ var valid1 = true;
 }
 if(valid1){
 for(const key0 in data){
-if((((((((key0 !== "idempotency_key") && (key0 !== "type")) && (key0 !== "task_id")) && (key0 !== "task_revision")) && (key0 !== "details")) && (key0 !== "result")) && (key0 !== "effect_uncertain")) && (key0 !== "current_attempt_id")){
-validate120.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
+if(((((((((key0 !== "idempotency_key") && (key0 !== "type")) && (key0 !== "task_id")) && (key0 !== "task_revision")) && (key0 !== "details")) && (key0 !== "result")) && (key0 !== "effect_uncertain")) && (key0 !== "current_attempt_id")) && (key0 !== "trace_context")){
+validate121.errors = [{instancePath,schemaPath:"#/unevaluatedProperties",keyword:"unevaluatedProperties",params:{unevaluatedProperty: key0},message:"must NOT have unevaluated properties"}];
 return false;
 break;
 }
@@ -9797,22 +10118,22 @@ break;
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate120.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsRequest = validate122;
-const schema259 = {"description":"1 to 100 results to publish in one transaction (spec/README.md, Batch publish).","type":"object","properties":{"items":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/PublishResultsItem"}}},"required":["items"],"additionalProperties":false};
+export const validatePublishResultsRequest = validate123;
+const schema263 = {"description":"1 to 100 results to publish in one transaction (spec/README.md, Batch publish).","type":"object","properties":{"items":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/$defs/PublishResultsItem"}}},"required":["items"],"additionalProperties":false};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9823,14 +10144,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.items === undefined) && (missing0 = "items")){
-validate122.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate123.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "items")){
-validate122.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate123.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9842,12 +10163,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 100){
-validate122.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
+validate123.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate122.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate123.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -9855,8 +10176,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs4 = errors;
-if(!(validate120(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate121(data0[i0], {instancePath:instancePath+"/items/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs4 === errors;
@@ -9868,7 +10189,7 @@ break;
 }
 }
 else {
-validate122.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate123.errors = [{instancePath:instancePath+"/items",schemaPath:"#/properties/items/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -9877,22 +10198,22 @@ return false;
 }
 }
 else {
-validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate123.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate122.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsError = validate124;
-const schema260 = {"description":"The error of one item of a batch; the other items are unaffected.","type":"object","properties":{"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["error"],"additionalProperties":false};
+export const validatePublishResultsError = validate125;
+const schema264 = {"description":"The error of one item of a batch; the other items are unaffected.","type":"object","properties":{"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["error"],"additionalProperties":false};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9903,14 +10224,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.error === undefined) && (missing0 = "error")){
-validate124.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate125.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "error")){
-validate124.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate125.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -9926,18 +10247,83 @@ errors = vErrors.length;
 }
 }
 else {
-validate124.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate125.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate124.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsResponse = validate126;
-const schema261 = {"description":"One outcome per item, in request order (spec/README.md, Batch publish).","type":"object","properties":{"results":{"type":"array","items":{"oneOf":[{"$ref":"#/$defs/PublishResultResponse"},{"$ref":"#/$defs/PublishResultsError"}]}}},"required":["results"],"additionalProperties":false};
-const schema262 = {"description":"The appended event (spec/README.md, The result log); on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
+export const validatePublishResultsResponse = validate127;
+const schema265 = {"description":"One outcome per item, in request order (spec/README.md, Batch publish).","type":"object","properties":{"results":{"type":"array","items":{"oneOf":[{"$ref":"#/$defs/PublishResultResponse"},{"$ref":"#/$defs/PublishResultsError"}]}}},"required":["results"],"additionalProperties":false};
+const schema266 = {"description":"The appended event (spec/README.md, The result log); on a replay the original event with `deduplicated` true.","type":"object","properties":{"event":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ResultEvent"},"deduplicated":{"type":"boolean"}},"required":["event","deduplicated"],"additionalProperties":false};
+
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate128.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.event === undefined) && (missing0 = "event")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
+validate128.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "event") || (key0 === "deduplicated"))){
+validate128.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.event !== undefined){
+const _errs2 = errors;
+if(!(validate62(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.deduplicated !== undefined){
+const _errs3 = errors;
+if(typeof data.deduplicated !== "boolean"){
+validate128.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate128.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate128.errors = vErrors;
+return errors === 0;
+}
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -9952,80 +10338,15 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.event === undefined) && (missing0 = "event")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
+if((data.results === undefined) && (missing0 = "results")){
 validate127.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "event") || (key0 === "deduplicated"))){
-validate127.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.event !== undefined){
-const _errs2 = errors;
-if(!(validate61(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.deduplicated !== undefined){
-const _errs3 = errors;
-if(typeof data.deduplicated !== "boolean"){
-validate127.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate127.errors = vErrors;
-return errors === 0;
-}
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate126.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.results === undefined) && (missing0 = "results")){
-validate126.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
 if(!(key0 === "results")){
-validate126.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate127.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10045,8 +10366,8 @@ const _errs5 = errors;
 let valid2 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate127(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+if(!(validate128(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -10056,8 +10377,8 @@ passing0 = 0;
 var props0 = true;
 }
 const _errs7 = errors;
-if(!(validate124(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate125(data1, {instancePath:instancePath+"/results/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs7 === errors;
@@ -10083,7 +10404,7 @@ else {
 vErrors.push(err0);
 }
 errors++;
-validate126.errors = vErrors;
+validate127.errors = vErrors;
 return false;
 }
 else {
@@ -10104,7 +10425,7 @@ break;
 }
 }
 else {
-validate126.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate127.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -10113,21 +10434,21 @@ return false;
 }
 }
 else {
-validate126.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate127.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate126.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultResponse = validate131;
+export const validatePublishResultResponse = validate132;
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10138,14 +10459,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.event === undefined) && (missing0 = "event")) || ((data.deduplicated === undefined) && (missing0 = "deduplicated"))){
-validate131.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate132.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "event") || (key0 === "deduplicated"))){
-validate131.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate132.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10153,8 +10474,8 @@ break;
 if(_errs1 === errors){
 if(data.event !== undefined){
 const _errs2 = errors;
-if(!(validate61(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+if(!(validate62(data.event, {instancePath:instancePath+"/event",parentData:data,parentDataProperty:"event",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs2 === errors;
@@ -10166,7 +10487,7 @@ if(valid0){
 if(data.deduplicated !== undefined){
 const _errs3 = errors;
 if(typeof data.deduplicated !== "boolean"){
-validate131.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate132.errors = [{instancePath:instancePath+"/deduplicated",schemaPath:"#/properties/deduplicated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -10179,71 +10500,17 @@ var valid0 = true;
 }
 }
 else {
-validate131.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate132.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate131.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateHealth = validate133;
-const schema264 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
-
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate133.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.status === undefined) && (missing0 = "status")){
-validate133.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "status")){
-validate133.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.status !== undefined){
-let data0 = data.status;
-if(typeof data0 !== "string"){
-validate133.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ok" !== data0){
-validate133.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate133.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate133.errors = vErrors;
-return errors === 0;
-}
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateReadiness = validate134;
-const schema265 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
+export const validateHealth = validate134;
+const schema268 = {"description":"Liveness body.","type":"object","properties":{"status":{"type":"string","const":"ok"}},"required":["status"],"additionalProperties":false};
 
 function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10278,8 +10545,8 @@ if(typeof data0 !== "string"){
 validate134.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ready" !== data0){
-validate134.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+if("ok" !== data0){
+validate134.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -10296,8 +10563,8 @@ return errors === 0;
 }
 validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateErrorEnvelope = validate135;
-const schema266 = {"description":"The body of every error response (spec/rules.md#s1-18,","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
+export const validateReadiness = validate135;
+const schema269 = {"description":"Readiness body.","type":"object","properties":{"status":{"type":"string","const":"ready"}},"required":["status"],"additionalProperties":false};
 
 function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10312,15 +10579,69 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.error === undefined) && (missing0 = "error"))){
+if((data.status === undefined) && (missing0 = "status")){
 validate135.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "error"))){
+if(!(key0 === "status")){
 validate135.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.status !== undefined){
+let data0 = data.status;
+if(typeof data0 !== "string"){
+validate135.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ready" !== data0){
+validate135.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate135.errors = vErrors;
+return errors === 0;
+}
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateErrorEnvelope = validate136;
+const schema270 = {"description":"The body of every error response (spec/rules.md#s1-18,","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"error":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/ErrorObject"}},"required":["request_id","error"],"additionalProperties":false};
+
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate136.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.error === undefined) && (missing0 = "error"))){
+validate136.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "error"))){
+validate136.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10333,12 +10654,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate135.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate135.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate136.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10364,22 +10685,22 @@ var valid0 = true;
 }
 }
 else {
-validate135.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate136.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate135.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionEnvelope = validate137;
-const schema268 = {"description":"Success envelope of GetSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionEnvelope = validate138;
+const schema272 = {"description":"Success envelope of GetSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Subscription"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate137.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10390,14 +10711,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate137.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate138.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate137.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate138.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10410,89 +10731,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate138.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate137.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-const _errs5 = errors;
-if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate137.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate137.errors = vErrors;
-return errors === 0;
-}
-validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateSubscriptionResultEnvelope = validate139;
-const schema270 = {"description":"Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
-
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate139.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate139.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
-validate139.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate139.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate139.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate138.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10518,22 +10762,22 @@ var valid0 = true;
 }
 }
 else {
-validate139.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate138.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate139.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionListEnvelope = validate141;
-const schema272 = {"description":"Success envelope of ListSubscriptions (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionResultEnvelope = validate140;
+const schema274 = {"description":"Success envelope of CreateSubscription, ConfigureSubscription and RetireSubscription (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionResult"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10544,14 +10788,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate141.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate140.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate141.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate140.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10564,12 +10808,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate141.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate140.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate141.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate140.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10581,8 +10825,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate89(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate88(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -10595,22 +10839,22 @@ var valid0 = true;
 }
 }
 else {
-validate141.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate140.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate141.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionHistoryEnvelope = validate143;
-const schema274 = {"description":"Success envelope of ListSubscriptionHistory.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionHistory"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionListEnvelope = validate142;
+const schema276 = {"description":"Success envelope of ListSubscriptions (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionList"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10621,14 +10865,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate143.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate142.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate143.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate142.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10641,12 +10885,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate143.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate142.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate143.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate142.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10658,8 +10902,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate91(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate90(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -10672,22 +10916,22 @@ var valid0 = true;
 }
 }
 else {
-validate143.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate142.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate143.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSubscriptionSessionListEnvelope = validate145;
-const schema276 = {"description":"Success envelope of ListSubscriptionSessions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionSessionList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionHistoryEnvelope = validate144;
+const schema278 = {"description":"Success envelope of ListSubscriptionHistory.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionHistory"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate145.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10698,14 +10942,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate145.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate144.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate145.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate144.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10718,12 +10962,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate145.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate144.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate145.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate144.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10735,8 +10979,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate95(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate92(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -10749,22 +10993,22 @@ var valid0 = true;
 }
 }
 else {
-validate145.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate144.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate145.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateQueueListEnvelope = validate147;
-const schema278 = {"description":"Success envelope of ListQueues.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/QueueList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSubscriptionSessionListEnvelope = validate146;
+const schema280 = {"description":"Success envelope of ListSubscriptionSessions.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/SubscriptionSessionList"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10775,14 +11019,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate147.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate146.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate147.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate146.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10795,12 +11039,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate147.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate146.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate147.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate146.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10812,8 +11056,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate98(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate96(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -10826,22 +11070,22 @@ var valid0 = true;
 }
 }
 else {
-validate147.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate146.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate147.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateCredentialEnvelope = validate149;
-const schema280 = {"description":"Success envelope of GetCredential.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Credential"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateQueueListEnvelope = validate148;
+const schema282 = {"description":"Success envelope of ListQueues.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/QueueList"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10852,14 +11096,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate149.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10872,12 +11116,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate148.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate149.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate148.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10889,8 +11133,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate102(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate99(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -10903,22 +11147,22 @@ var valid0 = true;
 }
 }
 else {
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate149.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateSettingsEnvelope = validate151;
-const schema282 = {"description":"Success envelope of GetSettings.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Settings"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateCredentialEnvelope = validate150;
+const schema284 = {"description":"Success envelope of GetCredential.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Credential"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate151.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10929,14 +11173,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate151.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate151.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10949,12 +11193,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate151.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate150.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate151.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate150.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10980,22 +11224,22 @@ var valid0 = true;
 }
 }
 else {
-validate151.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate151.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryListEnvelope = validate153;
-const schema284 = {"description":"Success envelope of ListEventDeliveries (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateSettingsEnvelope = validate152;
+const schema286 = {"description":"Success envelope of GetSettings.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Settings"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11006,14 +11250,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate153.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate152.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11026,12 +11270,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate153.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate152.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate153.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate152.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11043,8 +11287,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate110(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate104(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -11057,22 +11301,22 @@ var valid0 = true;
 }
 }
 else {
-validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate152.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate153.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryDetailEnvelope = validate155;
-const schema286 = {"description":"Success envelope of GetEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryListEnvelope = validate154;
+const schema288 = {"description":"Success envelope of ListEventDeliveries (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryList"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate154.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11083,14 +11327,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate155.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate154.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11103,12 +11347,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate155.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate155.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate154.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11120,8 +11364,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate112(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate111(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -11134,22 +11378,22 @@ var valid0 = true;
 }
 }
 else {
-validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate155.errors = vErrors;
+validate154.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validateDeliveryRetryResultEnvelope = validate157;
-const schema288 = {"description":"Success envelope of RetryEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryDetailEnvelope = validate156;
+const schema290 = {"description":"Success envelope of GetEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryDetail"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate157.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11160,14 +11404,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate156.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11180,12 +11424,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate156.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate157.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate156.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11197,8 +11441,8 @@ var valid0 = true;
 if(valid0){
 if(data.data !== undefined){
 const _errs5 = errors;
-if(!(validate115(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate113(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs5 === errors;
@@ -11211,22 +11455,22 @@ var valid0 = true;
 }
 }
 else {
-validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate157.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultEnvelope = validate159;
-const schema290 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateDeliveryRetryResultEnvelope = validate158;
+const schema292 = {"description":"Success envelope of RetryEventDelivery (spec/rules.md#s1-18).","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/DeliveryRetryResult"}},"required":["request_id","data"],"additionalProperties":false};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11237,14 +11481,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((key0 === "request_id") || (key0 === "data"))){
-validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11257,12 +11501,166 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+validate158.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
 return false;
 }
 }
 else {
-validate159.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate158.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate116(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate158.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate158.errors = vErrors;
+return errors === 0;
+}
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePublishResultEnvelope = validate160;
+const schema294 = {"description":"Success envelope of PublishResult.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultResponse"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate160.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate160.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate160.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+const _errs5 = errors;
+if(!(validate128(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate160.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate160.errors = vErrors;
+return errors === 0;
+}
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validatePublishResultsEnvelope = validate162;
+const schema296 = {"description":"Success envelope of PublishResults.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultsResponse"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate162.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate162.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate162.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate162.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11288,205 +11686,17 @@ var valid0 = true;
 }
 }
 else {
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate159.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const validatePublishResultsEnvelope = validate161;
-const schema292 = {"description":"Success envelope of PublishResults.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/PublishResultsResponse"}},"required":["request_id","data"],"additionalProperties":false};
-
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate161.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
-validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate161.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-const _errs5 = errors;
-if(!(validate126(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate161.errors = vErrors;
-return errors === 0;
-}
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateHealthEnvelope = validate163;
-const schema294 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
-
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate163.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
-validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "request_id") || (key0 === "data"))){
-validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.request_id !== undefined){
-let data0 = data.request_id;
-const _errs2 = errors;
-const _errs3 = errors;
-if(errors === _errs3){
-if(typeof data0 === "string"){
-if(!pattern4.test(data0)){
-validate163.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
-return false;
-}
-}
-else {
-validate163.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.data !== undefined){
-let data1 = data.data;
-const _errs5 = errors;
-const _errs6 = errors;
-if(errors === _errs6){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((data1.status === undefined) && (missing1 = "status")){
-validate163.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs8 = errors;
-for(const key1 in data1){
-if(!(key1 === "status")){
-validate163.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs8 === errors){
-if(data1.status !== undefined){
-let data2 = data1.status;
-if(typeof data2 !== "string"){
-validate163.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-if("ok" !== data2){
-validate163.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
-return false;
-}
-}
-}
-}
-}
-else {
-validate163.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs5 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate163.errors = vErrors;
-return errors === 0;
-}
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const validateReadinessEnvelope = validate164;
-const schema297 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+export const validateHealthEnvelope = validate164;
+const schema298 = {"description":"Success envelope of GetHealth.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Health"}},"required":["request_id","data"],"additionalProperties":false};
 
 function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11545,14 +11755,14 @@ if(errors === _errs6){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((data1.status === undefined) && (missing1 = "status")){
-validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs8 = errors;
 for(const key1 in data1){
 if(!(key1 === "status")){
-validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11561,11 +11771,11 @@ if(_errs8 === errors){
 if(data1.status !== undefined){
 let data2 = data1.status;
 if(typeof data2 !== "string"){
-validate164.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate164.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if("ready" !== data2){
-validate164.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+if("ok" !== data2){
+validate164.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Health/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"}];
 return false;
 }
 }
@@ -11573,7 +11783,7 @@ return false;
 }
 }
 else {
-validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate164.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Health/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -11595,3 +11805,114 @@ validate164.errors = vErrors;
 return errors === 0;
 }
 validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const validateReadinessEnvelope = validate165;
+const schema301 = {"description":"Success envelope of GetReadiness.","type":"object","properties":{"request_id":{"$ref":"https://orbit.invalid/schemas/events.v1.json#/$defs/Id"},"data":{"$ref":"#/$defs/Readiness"}},"required":["request_id","data"],"additionalProperties":false};
+
+function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate165.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.request_id === undefined) && (missing0 = "request_id")) || ((data.data === undefined) && (missing0 = "data"))){
+validate165.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "request_id") || (key0 === "data"))){
+validate165.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.request_id !== undefined){
+let data0 = data.request_id;
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data0 === "string"){
+if(!pattern4.test(data0)){
+validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{32}$"},message:"must match pattern \""+"^[0-9a-f]{32}$"+"\""}];
+return false;
+}
+}
+else {
+validate165.errors = [{instancePath:instancePath+"/request_id",schemaPath:"https://orbit.invalid/schemas/events.v1.json#/$defs/Id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.data !== undefined){
+let data1 = data.data;
+const _errs5 = errors;
+const _errs6 = errors;
+if(errors === _errs6){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((data1.status === undefined) && (missing1 = "status")){
+validate165.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs8 = errors;
+for(const key1 in data1){
+if(!(key1 === "status")){
+validate165.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs8 === errors){
+if(data1.status !== undefined){
+let data2 = data1.status;
+if(typeof data2 !== "string"){
+validate165.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if("ready" !== data2){
+validate165.errors = [{instancePath:instancePath+"/data/status",schemaPath:"#/$defs/Readiness/properties/status/const",keyword:"const",params:{allowedValue: "ready"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate165.errors = [{instancePath:instancePath+"/data",schemaPath:"#/$defs/Readiness/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate165.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate165.errors = vErrors;
+return errors === 0;
+}
+validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -73,6 +73,7 @@ export const REQUIRED_DEFS = [
   'EventDelivery',
   'ResultSnapshot',
   'ResultEvent',
+  'TraceContext',
   'HelloFrame',
   'AckRequestFrame',
   'PingFrame',

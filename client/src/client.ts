@@ -39,6 +39,7 @@ import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './back
 import { OrbitTransportError, causeText, invalidArgument, serverError } from './errors.ts';
 import { errorFields, safeLog, type Log } from './log.ts';
 import { checkTokenSource, currentToken, type TokenSource } from './token.ts';
+import { publishSpan, tracingOn } from './tracing.ts';
 import { isId, rawPaths, readDocument, type ResultEvent } from './wire.ts';
 import type { OrbitError } from '@orbit/spec/errors';
 import { MAX_BATCH_ITEMS } from '@orbit/spec/protocol';
@@ -445,6 +446,8 @@ export class OrbitClient {
 
   /** POST /v1/queues/{queue_id}/results (`results:publish`): appends one result; 201 first, then `deduplicated: true`. */
   publishResult(queueId: string, key: string, body: PublishResultInput, options?: CallOptions): Promise<PublishResult> {
+    if (tracingOn() && body.trace_context === undefined)
+      return publishSpan(queueId, 1, (own) => this.publishResult(queueId, key, { ...body, trace_context: own }, options));
     return this.#call<PublishResult>(
       {
         name: 'PublishResult',
@@ -474,6 +477,14 @@ export class OrbitClient {
       if (keys.has(item.idempotency_key)) throw invalidArgument(`the key ${item.idempotency_key} is used twice in one batch`);
       keys.add(item.idempotency_key);
     }
+    if (tracingOn() && items.some((item) => item.trace_context === undefined))
+      return publishSpan(queueId, items.length, (own) =>
+        this.publishResults(
+          queueId,
+          items.map((item) => (item.trace_context === undefined ? { ...item, trace_context: own } : item)),
+          options,
+        ),
+      );
     return this.#call<PublishResultsResult>(
       {
         name: 'PublishResults',

@@ -11,6 +11,7 @@
  * paths are one state machine (connecting → connected → reconnecting → stopping → stopped) over
  * the same private fields.
  */
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { OrbitError } from '@orbit/spec/errors';
 import type { EventDelivery } from '@orbit/generated';
 import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
@@ -29,6 +30,7 @@ import {
 import type { Inbox, PendingAck } from './inbox/types.ts';
 import { errorFields, safeLog, type Log, type LogLevel } from './log.ts';
 import { checkTokenSource, type TokenSource } from './token.ts';
+import { parentOf, SpanKind, traced, tracingOn } from './tracing.ts';
 import { isId, type ResultEvent } from './wire.ts';
 
 /** What a handler gets: the event, its delivery, and the open Inbox transaction. */
@@ -503,7 +505,32 @@ export class EventConsumer<Tx = unknown> {
   #dispatch(item: Delivery): void {
     // Stopping: start nothing new. The lease runs out and the server offers the delivery again.
     if (this.#stopping) return;
-    this.#track(this.#process(item));
+    this.#track(tracingOn() ? this.#tracedProcess(item) : this.#process(item));
+  }
+
+  /**
+   * `#process` in a span that is a child of the publish's trace context (docs/sdk.md, Tracing):
+   * the handler runs inside it, so its own spans join the trace, and the ACK is its child.
+   */
+  #tracedProcess(item: Delivery): Promise<void> {
+    const { delivery, event } = item;
+    return traced(
+      'orbit.process',
+      {
+        kind: SpanKind.CONSUMER,
+        parent: parentOf(event.trace_context),
+        attributes: {
+          'messaging.system': 'orbit',
+          'messaging.operation.type': 'process',
+          'orbit.subscription.id': delivery.subscription_id,
+          'orbit.delivery.id': delivery.id,
+          'orbit.event.id': event.id,
+          'orbit.event.sequence': event.sequence,
+          'orbit.delivery.attempts': delivery.attempts,
+        },
+      },
+      () => this.#process(item),
+    );
   }
 
   async #process(item: Delivery): Promise<void> {
@@ -533,6 +560,7 @@ export class EventConsumer<Tx = unknown> {
     } catch (error) {
       // Rolled back: nothing recorded, no ACK. The lease runs out and the event comes again.
       if (handlerFailed) this.#stats.handlerErrors++;
+      trace.getActiveSpan()?.setStatus({ code: SpanStatusCode.ERROR, message: handlerFailed ? 'the handler failed' : 'the inbox failed' });
       this.#emit({ type: 'error', phase: handlerFailed ? 'handler' : 'inbox', error, delivery, event });
       return;
     }
@@ -565,7 +593,22 @@ export class EventConsumer<Tx = unknown> {
     try {
       let result: AckResult;
       try {
-        result = await conn.ack({ delivery_id: proof.delivery_id, epoch: proof.epoch, lease_secret: proof.lease_secret });
+        const frame = { delivery_id: proof.delivery_id, epoch: proof.epoch, lease_secret: proof.lease_secret };
+        result = tracingOn()
+          ? await traced(
+              'orbit.ack',
+              {
+                kind: SpanKind.CLIENT,
+                attributes: {
+                  'orbit.subscription.id': proof.subscription_id,
+                  'orbit.delivery.id': proof.delivery_id,
+                  'orbit.event.id': proof.event_id,
+                  'orbit.ack.replayed': replayed,
+                },
+              },
+              () => conn.ack(frame),
+            )
+          : await conn.ack(frame);
       } catch (error) {
         if (error instanceof OrbitError && error.code === 'DELIVERY_LEASE_LOST') {
           // Replaced by a newer delivery: forget this proof; the redelivery finds the event in the inbox and ACKs with its own proof.

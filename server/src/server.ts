@@ -21,6 +21,7 @@ import type { Log } from './ops/log.ts';
 import { OrbitMetrics } from './ops/metrics.ts';
 import type { ResultEvent } from '@orbit/generated';
 import { Store, type ResultInput } from './store/store.ts';
+import { tracedPublish, tracingOn } from './tracing.ts';
 import { eventJson } from './wire/json.ts';
 
 /** A transaction of the in-process result seam: your own statements, and appends that commit or roll back with them. */
@@ -136,7 +137,14 @@ export function assembleOrbit(options: OrbitOptions & { readonly store: Store; r
     metrics,
     jobs,
     async appendResults(inputs) {
-      return (await store.appendResults(inputs)).map(eventJson);
+      const appended = tracingOn()
+        ? await tracedPublish(
+            inputs,
+            (traced) => store.appendResults(traced),
+            (records) => records,
+          )
+        : await store.appendResults(inputs);
+      return appended.map(eventJson);
     },
     async transaction(fn) {
       let head: bigint | undefined;
@@ -145,7 +153,13 @@ export function assembleOrbit(options: OrbitOptions & { readonly store: Store; r
           run: (sql, params = []) => tx.run(sql, params),
           all: (sql, params = []) => tx.all(sql, params),
           async appendResults(inputs) {
-            const results = await store.appendResultsIn(tx, inputs);
+            const results = tracingOn()
+              ? await tracedPublish(
+                  inputs,
+                  (traced) => store.appendResultsIn(tx, traced),
+                  (records) => records,
+                )
+              : await store.appendResultsIn(tx, inputs);
             const last = results[results.length - 1];
             if (last) head = last.sequence;
             return results.map(eventJson);

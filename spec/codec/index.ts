@@ -27,3 +27,4 @@ export {
   encodeBase64url,
   isCanonicalBase64url,
 } from './base64url.ts';
+export { formatTraceparent, parseTraceparent, type Traceparent } from './traceparent.ts';

@@ -48,5 +48,6 @@ export {
 } from './processes.ts';
 export { ALL_PERMISSIONS, startTestServer, type TestServer } from './servers.ts';
 export { selfSignedCertificate } from './tls.ts';
+export { parentSpanId, recordSpans, type SpanRecorder, traceparentOf } from './tracing.ts';
 export { eventually } from './wait.ts';
 export { type Frame, messageId, PROTOCOL, TestSocket } from './ws-client.ts';

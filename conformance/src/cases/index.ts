@@ -23,6 +23,7 @@ import { sessionCases } from './session.ts';
 import { sessionFrameCases } from './session-frames.ts';
 import { subscriptionCases } from './subscriptions.ts';
 import { subscriptionLifecycleCases } from './subscriptions-lifecycle.ts';
+import { traceContextCases } from './trace-context.ts';
 import { upgradeCases } from './upgrade.ts';
 import { validationCases } from './validation.ts';
 
@@ -36,6 +37,7 @@ export const ALL_CASES: readonly ConformanceCase[] = Object.freeze([
   ...subscriptionCases,
   ...subscriptionLifecycleCases,
   ...deliveryCases,
+  ...traceContextCases,
   ...upgradeCases,
   ...sessionCases,
   ...sessionFrameCases,

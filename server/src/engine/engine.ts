@@ -16,6 +16,8 @@ import type { Principal } from '../store/principal.ts';
 import type { Database } from '../store/sql.ts';
 import { bindSession, type SessionToBind } from './bind.ts';
 import { sweepExpiredLeases, type SweepReport } from './recover.ts';
+import { tracingOn } from '../tracing.ts';
+import { tracedTurn } from './traced-turn.ts';
 import { runTurn, type TurnOutcome, type TurnRequest } from './turn.ts';
 
 export type { AckAnswer } from '../domain/turn.ts';
@@ -35,8 +37,9 @@ export class DeliveryEngine {
     return bindSession(this.db, principal, session);
   }
 
-  /** One turn of a subscription on this node. */
+  /** One turn of a subscription on this node; its span when tracing (docs/operations.md, Tracing). */
   turn(request: TurnRequest): Promise<TurnOutcome> {
+    if (tracingOn()) return tracedTurn(request, () => runTurn(this.db, this.clock, request));
     return runTurn(this.db, this.clock, request);
   }
 

@@ -24,6 +24,7 @@ import { consoleRoutes } from '../console/routes.ts';
 import { openApiRoute } from './openapi.ts';
 import { noQuery } from './request.ts';
 import { subscriptionRoutes } from './subscriptions.ts';
+import { traceRequests } from './tracing.ts';
 
 export interface HttpSettings {
   /** Server-side limit for one management request (spec/rules.md#s1-19: 8 s). */
@@ -185,6 +186,10 @@ export function createHttpApp(store: Store, settings: HttpSettings, options: Htt
     authorize: (request, operation) => authorize(store.authenticator, request.headers.get('authorization'), operation),
   };
 
+  app.use(
+    '/*',
+    traceRequests((c) => routeLabel(c, basePath)),
+  );
   app.use('/*', envelopeMiddleware(settings, options, basePath));
   errorHandler(app, options);
 

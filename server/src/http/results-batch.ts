@@ -11,8 +11,9 @@ import type { Hono } from 'hono';
 import { dataResponse } from '../wire/envelope.ts';
 import { writtenAnswer } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
-import { contentDigest, parseQuery, parseTarget, readJsonBody } from './request.ts';
-import { publishInput, publishKey } from './results.ts';
+import { tracedPublish, tracingOn } from '../tracing.ts';
+import { parseQuery, parseTarget, readJsonBody } from './request.ts';
+import { publishDigest, publishInput, publishKey } from './results.ts';
 
 /** The errors that belong to one item; anything else fails the whole request (and retrying it is safe). */
 const ITEM_ERRORS: ReadonlySet<string> = new Set(['IDEMPOTENCY_CONFLICT', 'EVENT_HISTORY_EXPIRED']);
@@ -35,10 +36,20 @@ export function resultBatchRoutes(app: Hono<AppEnv>, { store, authorize }: Route
       if (first !== undefined) throw new OrbitError('INVALID_ARGUMENT', `/items/${i}/idempotency_key repeats the key of /items/${first}`);
       seen.set(key, i);
       // The content identity of a single publish of the same request (spec/README.md, Idempotency).
-      const digest = contentDigest(request);
-      return { input: publishInput(queueId, request, `/items/${i}`), write: publishKey(key, digest) };
+      return { input: publishInput(queueId, request, `/items/${i}`), write: publishKey(key, publishDigest(request)) };
     });
-    const outcomes = await store.publishResults(who, queueId, items);
+    const outcomes = tracingOn()
+      ? await tracedPublish(
+          items.map((item) => item.input),
+          (inputs) =>
+            store.publishResults(
+              who,
+              queueId,
+              inputs.map((input, i) => ({ input, write: items[i]!.write })),
+            ),
+          (answer) => answer.flatMap((o) => ('written' in o && 'value' in o.written ? [o.written.value] : [])),
+        )
+      : await store.publishResults(who, queueId, items);
     const results = outcomes.map((outcome) => {
       if ('written' in outcome) return writtenAnswer(outcome.written).data;
       const { error } = outcome;

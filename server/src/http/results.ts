@@ -14,7 +14,8 @@ import type { ResultInput, ResultRecord, WriteKey } from '../store/store.ts';
 import { eventJson } from '../wire/json.ts';
 import { writeKey, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
-import { idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
+import { tracedPublish, tracingOn } from '../tracing.ts';
+import { contentDigest, idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
 /** A member that `readJsonBody` kept as exact text (the schema's `x-orbit-raw-json`). */
 function raw(value: unknown): RawJson | undefined {
@@ -42,7 +43,7 @@ export function publishInput(queueId: string, value: PublishResultMembers, at = 
       `${at === '' ? '' : `${at}: `}result and details together are ${payload} bytes; at most ${MAX_EVENT_PAYLOAD_BYTES} fit in one event.deliver frame`,
     );
   }
-  const { type, task_id, task_revision, effect_uncertain, current_attempt_id } = value;
+  const { type, task_id, task_revision, effect_uncertain, current_attempt_id, trace_context } = value;
   return {
     queueId,
     type,
@@ -52,7 +53,18 @@ export function publishInput(queueId: string, value: PublishResultMembers, at = 
     ...(result !== undefined ? { result } : {}),
     ...(effect_uncertain !== undefined ? { effectUncertain: effect_uncertain } : {}),
     ...(current_attempt_id !== undefined ? { currentAttemptId: current_attempt_id } : {}),
+    ...(trace_context !== undefined ? { traceContext: trace_context } : {}),
   };
+}
+
+/**
+ * The content identity of a publish (spec/README.md, Idempotency) leaves out its trace context: a
+ * retry is a new span, and it must replay rather than conflict (spec/README.md, Trace context).
+ */
+export function publishDigest(value: PublishResultMembers, digestOfValue?: string): string {
+  if (value.trace_context === undefined) return digestOfValue ?? contentDigest(value);
+  const { trace_context: _, ...content } = value;
+  return contentDigest(content);
 }
 
 /**
@@ -72,7 +84,15 @@ export function resultRoutes(app: Hono<AppEnv>, { store, authorize }: RouteConte
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const key = idempotencyKey(c.req.header('idempotency-key'));
     const body = await readJsonBody(c.req.raw, validatePublishResultRequest, 'PublishResultRequest');
-    const written = await store.publishResult(who, publishInput(queueId, body.value), publishKey(key, body.digest));
+    const write = publishKey(key, publishDigest(body.value, body.digest));
+    const input = publishInput(queueId, body.value);
+    const written = tracingOn()
+      ? await tracedPublish(
+          [input],
+          ([traced]) => store.publishResult(who, traced!, write),
+          (w) => ('value' in w ? [w.value] : []),
+        )
+      : await store.publishResult(who, input, write);
     return writtenResponse(c.get('requestId'), written);
   });
 }

@@ -67,7 +67,7 @@ export function toDelivery(row: Row): Delivery {
 }
 
 export const RESULT_COLUMNS =
-  'sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id';
+  'sequence, id, queue_id, type, task_id, task_revision, occurred_at, details, result, effect_uncertain, current_attempt_id, traceparent, tracestate';
 
 /** One entry of the result log. `details` and `result` are the exact JSON text that was published. */
 export interface ResultRecord {
@@ -82,6 +82,9 @@ export interface ResultRecord {
   readonly result: string | null;
   readonly effectUncertain: boolean;
   readonly currentAttemptId: string | null;
+  /** The publish's W3C trace context, as published, or null (spec/README.md, Trace context). */
+  readonly traceparent: string | null;
+  readonly tracestate: string | null;
 }
 
 /**
@@ -107,6 +110,8 @@ export function toResult(row: Row, prefix = ''): ResultRecord {
     result: text(row[`${prefix}result`]),
     effectUncertain: num(row[`${prefix}effect_uncertain`]) === 1,
     currentAttemptId: text(row[`${prefix}current_attempt_id`]),
+    traceparent: text(row[`${prefix}traceparent`]),
+    tracestate: text(row[`${prefix}tracestate`]),
   };
 }
 

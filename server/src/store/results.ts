@@ -6,6 +6,7 @@
  * below it is committed — is simply the head row as other transactions see it. A scanner that
  * reads up to the head can never skip a result whose transaction commits late.
  */
+import type { TraceContext } from '@orbit/generated';
 import { RawJson, stringify } from '@orbit/spec/codec';
 import { newId } from '../crypto.ts';
 import type { EventType } from '../domain/subscription.ts';
@@ -24,6 +25,8 @@ export interface ResultInput {
   readonly result?: RawJson;
   readonly effectUncertain?: boolean;
   readonly currentAttemptId?: string;
+  /** The publish's W3C trace context, stored and delivered as given (spec/README.md, Trace context). */
+  readonly traceContext?: TraceContext;
 }
 
 export interface LogPosition {
@@ -37,6 +40,9 @@ export async function logPosition(db: Sql, lock = false): Promise<LogPosition> {
   const [row] = await db.all(`SELECT head_sequence, retention_boundary FROM result_head WHERE id = 1${lock ? db.phrases.forUpdate : ''}`);
   return { head: big(row!.head_sequence), boundary: big(row!.retention_boundary) };
 }
+
+const COLUMN_NAMES = RESULT_COLUMNS.split(', ');
+const ROW_PLACEHOLDERS = `(${COLUMN_NAMES.map(() => '?').join(', ')})`;
 
 function jsonText(value: RawJson | Record<string, unknown> | undefined): string {
   if (value === undefined) return '{}';
@@ -70,10 +76,12 @@ export function appendAfter(head: bigint, inputs: readonly ResultInput[], now: n
       result: input.result === undefined ? null : input.result.text,
       effect_uncertain: input.effectUncertain ? 1 : 0,
       current_attempt_id: input.currentAttemptId ?? null,
+      traceparent: input.traceContext?.traceparent ?? null,
+      tracestate: input.traceContext?.tracestate ?? null,
     });
   }
-  const placeholders = rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
-  const params = rows.flatMap((r) => RESULT_COLUMNS.split(', ').map((c) => (c === 'sequence' ? (r.sequence as bigint).toString() : r[c])));
+  const placeholders = rows.map(() => ROW_PLACEHOLDERS).join(', ');
+  const params = rows.flatMap((r) => COLUMN_NAMES.map((c) => (c === 'sequence' ? (r.sequence as bigint).toString() : r[c])));
   return {
     results: rows.map((row) => toResult(row)),
     statements: [

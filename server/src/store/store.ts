@@ -26,6 +26,7 @@ import * as cluster from './cluster.ts';
 import { listHistory } from './history.ts';
 import { listQueues } from './queues.ts';
 import { TrackedDatabase } from './tracked.ts';
+import { tracedCommit, tracingOn } from '../tracing.ts';
 import { DatabaseClock } from './clock.ts';
 import * as sessions from './sessions.ts';
 import type { ResultInput } from './results.ts';
@@ -52,7 +53,12 @@ export class Store {
   /** Publishes through the seam that arrive together commit together (see `publish.ts`). */
   private readonly publishes = new Batcher<PublishRequest, PublishOutcome>(
     async (requests) => {
-      const outcomes = await publishAll(this.db, requests);
+      const outcomes = await (tracingOn()
+        ? tracedCommit(
+            requests.map((r) => r.input.traceContext),
+            () => publishAll(this.db, requests),
+          )
+        : publishAll(this.db, requests));
       const head = highestAppended(outcomes);
       if (head !== undefined) this.notifyAppended(head);
       return outcomes;
@@ -169,7 +175,12 @@ export class Store {
 
   async appendResults(inputs: readonly ResultInput[]): Promise<ResultRecord[]> {
     if (inputs.length === 0) return [];
-    const rows = await this.db.transaction((tx) => results.appendAndCommit(tx, inputs, Date.now()));
+    const rows = tracingOn()
+      ? await tracedCommit(
+          inputs.map((input) => input.traceContext),
+          () => this.db.transaction((tx) => results.appendAndCommit(tx, inputs, Date.now())),
+        )
+      : await this.db.transaction((tx) => results.appendAndCommit(tx, inputs, Date.now()));
     const last = rows[rows.length - 1];
     if (last) this.notifyAppended(last.sequence);
     return rows;
@@ -201,14 +212,17 @@ export class Store {
     if (items.some((item) => item.input.queueId !== queueId)) throw new Error('every item of a batch publishes to its queue');
     subscriptions.requireQueue(principal, queueId);
     if (items.length === 0) return [];
-    const outcomes = await publishAll(
-      this.db,
-      items.map(({ input, write }) => ({
-        scope: scopeOf(principal.credentialId, `publish:${queueId}`, write),
-        input,
-        render: write.render,
-      })),
-    );
+    const requests = items.map(({ input, write }) => ({
+      scope: scopeOf(principal.credentialId, `publish:${queueId}`, write),
+      input,
+      render: write.render,
+    }));
+    const outcomes = await (tracingOn()
+      ? tracedCommit(
+          items.map((item) => item.input.traceContext),
+          () => publishAll(this.db, requests),
+        )
+      : publishAll(this.db, requests));
     const head = highestAppended(outcomes);
     if (head !== undefined) this.notifyAppended(head);
     return outcomes;

@@ -20,6 +20,11 @@ const record = fc.record({
   result: fc.option(jsonText, { nil: null }),
   effectUncertain: fc.boolean(),
   currentAttemptId: fc.option(hex, { nil: null }),
+  traceparent: fc.option(
+    fc.tuple(hex, fc.stringMatching(/^[0-9a-f]{16}$/)).map(([t, s]) => `00-${t}-${s}-01`),
+    { nil: null },
+  ),
+  tracestate: fc.option(fc.stringMatching(/^[\x20-\x7E]{1,40}$/), { nil: null }),
 }) as fc.Arbitrary<ResultRecord>;
 
 describe('eventText', () => {
@@ -44,6 +49,8 @@ describe('eventText', () => {
       result: '{"bytes":12345678901234567890}',
       effectUncertain: false,
       currentAttemptId: null,
+      traceparent: null,
+      tracestate: null,
     });
     expect(text).toContain('"details":{ "n" : 1.10 }');
     expect(text).toContain('"result":{"bytes":12345678901234567890}');

@@ -12,6 +12,7 @@ import type {
   Queue,
   ResultEvent,
   ResultSnapshot,
+  TraceContext,
   Subscription,
   SubscriptionHistoryEntry,
   SubscriptionSession,
@@ -100,7 +101,13 @@ export function eventJson(r: ResultRecord): ResultEvent {
     // RawJson stands for the object it holds; the serializer writes its text.
     details: trustedRawJson(r.details) as unknown as ResultEvent['details'],
     snapshot,
+    ...(r.traceparent !== null ? { trace_context: traceContextJson(r.traceparent, r.tracestate) } : {}),
   };
+}
+
+/** The stored trace context as the contract's `TraceContext` (spec/README.md, Trace context). */
+function traceContextJson(traceparent: string, tracestate: string | null): TraceContext {
+  return tracestate !== null ? { traceparent, tracestate } : { traceparent };
 }
 
 /**
@@ -112,8 +119,9 @@ export function eventText(r: ResultRecord): string {
   const q = JSON.stringify;
   const result = r.result !== null ? `,"result":${r.result}` : '';
   const attempt = r.currentAttemptId !== null ? `,"current_attempt_id":${q(r.currentAttemptId)}` : '';
+  const trace = r.traceparent !== null ? `,"trace_context":${q(traceContextJson(r.traceparent, r.tracestate))}` : '';
   const snapshot = `{"schema_version":1,"task_id":${q(r.taskId)},"queue_id":${q(r.queueId)},"state":${q(TASK_STATE[r.type])},"revision":${q(r.taskRevision)},"effect_uncertain":${r.effectUncertain}${result}${attempt}}`;
-  return `{"id":${q(r.id)},"sequence":"${r.sequence}","type":${q(r.type)},"aggregate_kind":"task","aggregate_id":${q(r.taskId)},"aggregate_revision":${q(r.taskRevision)},"occurred_at":"${iso(r.occurredAt)}","details":${r.details},"snapshot":${snapshot}}`;
+  return `{"id":${q(r.id)},"sequence":"${r.sequence}","type":${q(r.type)},"aggregate_kind":"task","aggregate_id":${q(r.taskId)},"aggregate_revision":${q(r.taskRevision)},"occurred_at":"${iso(r.occurredAt)}","details":${r.details},"snapshot":${snapshot}${trace}}`;
 }
 
 /** Which `detail` fields each history entry may carry; anything else an older row holds stays internal. */

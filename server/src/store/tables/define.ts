@@ -98,6 +98,9 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
         result: text(),
         effect_uncertain: bool().notNull(),
         current_attempt_id: id(),
+        // The publish's W3C trace context, as published (spec/README.md, Trace context).
+        traceparent: str(55),
+        tracestate: str(512),
       },
       (t) => [unique(t.id), index('results_by_queue', t.queue_id, t.sequence)],
     ),

@@ -1,0 +1,2 @@
+ALTER TABLE `results` ADD `traceparent` VARCHAR(55) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;--> statement-breakpoint
+ALTER TABLE `results` ADD `tracestate` VARCHAR(512) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;

@@ -1,0 +1,2 @@
+ALTER TABLE `results` ADD `traceparent` TEXT;--> statement-breakpoint
+ALTER TABLE `results` ADD `tracestate` TEXT;
