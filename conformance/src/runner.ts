@@ -129,7 +129,8 @@ function caseTimeout(c: ConformanceCase, env: RunEnvironment): number {
   return c.timeoutMs ?? env.config.caseTimeoutMs;
 }
 
-type Raw =
+/** What a case did, before grading. */
+export type Raw =
   | { readonly outcome: 'passed' | 'info'; readonly message?: string }
   | { readonly outcome: 'skipped'; readonly message: string }
   | { readonly outcome: 'failed'; readonly message: string; readonly kind: FailureKind; readonly property?: PropertyFailure };
@@ -157,9 +158,9 @@ async function execute(c: ConformanceCase, ctx: CaseContext, timeoutMs: number):
   }
 }
 
-/** Grades a raw result by the case's level and the known-failing and known-flaky entries. */
-function grade(
-  c: ConformanceCase,
+/** Grades a raw result by the case's level and the known-failing and known-flaky entries (client mode grades the same way). */
+export function grade(
+  c: Pick<ConformanceCase, 'id' | 'level'>,
   raw: Raw,
   options: Pick<RunOptions, 'strict' | 'knownFailing' | 'knownFlaky'>,
 ): Pick<CaseResult, 'outcome' | 'message' | 'listed' | 'failureKind'> {

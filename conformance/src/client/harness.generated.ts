@@ -8,6 +8,43 @@
  */
 export type Id = string;
 /**
+ * The file `orbit-conformance client --config FILE` reads (YAML or JSON): how to start the client under test, and the run's timings.
+ */
+export interface ClientModeConfig {
+  /**
+   * The program and its arguments, started once per case (and again after a kill); no shell.
+   *
+   * @minItems 1
+   */
+  command: [string, ...string[]];
+  /**
+   * Its working directory, relative to the configuration file (default: the file's directory).
+   */
+  cwd?: string;
+  /**
+   * Variables added to the runner's environment.
+   */
+  env?: {
+    [k: string]: string;
+  };
+  /**
+   * The heartbeat interval the harness config and the welcome announce (default 500).
+   */
+  heartbeat_interval_ms?: number;
+  /**
+   * How long a reconnect may take after a close worth one (default 5000).
+   */
+  reconnect_within_ms?: number;
+  /**
+   * How long a stop is watched for a reconnect that must not come (default 1500).
+   */
+  quiet_ms?: number;
+  /**
+   * Time limit of one case (default 30000).
+   */
+  case_timeout_ms?: number;
+}
+/**
  * What the program is told on stdin: where the scripted server is and how to consume from it.
  */
 export interface HarnessConfig {
@@ -88,7 +125,447 @@ export type HarnessReport = ReadyReport | StoredReport | DuplicateReport | Error
 export type Validator<T> = ((data: unknown) => data is T) & { errors?: { instancePath: string; message?: string }[] | null };
 
 const validators = (() => {
-  const validateHarnessConfig = validate31;
+  const validateClientModeConfig = validate31;
+  const schema46 = {
+    description:
+      "The file `orbit-conformance client --config FILE` reads (YAML or JSON): how to start the client under test, and the run's timings.",
+    type: 'object',
+    properties: {
+      command: {
+        description: 'The program and its arguments, started once per case (and again after a kill); no shell.',
+        type: 'array',
+        items: { type: 'string', pattern: '.' },
+        minItems: 1,
+      },
+      cwd: { description: "Its working directory, relative to the configuration file (default: the file's directory).", type: 'string' },
+      env: { description: "Variables added to the runner's environment.", type: 'object', additionalProperties: { type: 'string' } },
+      heartbeat_interval_ms: {
+        description: 'The heartbeat interval the harness config and the welcome announce (default 500).',
+        type: 'integer',
+        minimum: 100,
+        maximum: 15000,
+      },
+      reconnect_within_ms: {
+        description: 'How long a reconnect may take after a close worth one (default 5000).',
+        type: 'integer',
+        minimum: 500,
+        maximum: 60000,
+      },
+      quiet_ms: {
+        description: 'How long a stop is watched for a reconnect that must not come (default 1500).',
+        type: 'integer',
+        minimum: 200,
+        maximum: 60000,
+      },
+      case_timeout_ms: { description: 'Time limit of one case (default 30000).', type: 'integer', minimum: 1000, maximum: 600000 },
+    },
+    required: ['command'],
+    additionalProperties: false,
+  };
+  const pattern7 = new RegExp('.', 'u');
+
+  function validate31(data, { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+    let vErrors = null;
+    let errors = 0;
+    const evaluated0 = validate31.evaluated;
+    if (evaluated0.dynamicProps) {
+      evaluated0.props = undefined;
+    }
+    if (evaluated0.dynamicItems) {
+      evaluated0.items = undefined;
+    }
+    if (errors === 0) {
+      if (data && typeof data == 'object' && !Array.isArray(data)) {
+        let missing0;
+        if (data.command === undefined && (missing0 = 'command')) {
+          validate31.errors = [
+            {
+              instancePath,
+              schemaPath: '#/required',
+              keyword: 'required',
+              params: { missingProperty: missing0 },
+              message: "must have required property '" + missing0 + "'",
+            },
+          ];
+          return false;
+        } else {
+          const _errs1 = errors;
+          for (const key0 in data) {
+            if (
+              !(
+                key0 === 'command' ||
+                key0 === 'cwd' ||
+                key0 === 'env' ||
+                key0 === 'heartbeat_interval_ms' ||
+                key0 === 'reconnect_within_ms' ||
+                key0 === 'quiet_ms' ||
+                key0 === 'case_timeout_ms'
+              )
+            ) {
+              validate31.errors = [
+                {
+                  instancePath,
+                  schemaPath: '#/additionalProperties',
+                  keyword: 'additionalProperties',
+                  params: { additionalProperty: key0 },
+                  message: 'must NOT have additional properties',
+                },
+              ];
+              return false;
+              break;
+            }
+          }
+          if (_errs1 === errors) {
+            if (data.command !== undefined) {
+              let data0 = data.command;
+              const _errs2 = errors;
+              if (errors === _errs2) {
+                if (Array.isArray(data0)) {
+                  if (data0.length < 1) {
+                    validate31.errors = [
+                      {
+                        instancePath: instancePath + '/command',
+                        schemaPath: '#/properties/command/minItems',
+                        keyword: 'minItems',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 items',
+                      },
+                    ];
+                    return false;
+                  } else {
+                    var valid1 = true;
+                    const len0 = data0.length;
+                    for (let i0 = 0; i0 < len0; i0++) {
+                      let data1 = data0[i0];
+                      const _errs4 = errors;
+                      if (errors === _errs4) {
+                        if (typeof data1 === 'string') {
+                          if (!pattern7.test(data1)) {
+                            validate31.errors = [
+                              {
+                                instancePath: instancePath + '/command/' + i0,
+                                schemaPath: '#/properties/command/items/pattern',
+                                keyword: 'pattern',
+                                params: { pattern: '.' },
+                                message: 'must match pattern "' + '.' + '"',
+                              },
+                            ];
+                            return false;
+                          }
+                        } else {
+                          validate31.errors = [
+                            {
+                              instancePath: instancePath + '/command/' + i0,
+                              schemaPath: '#/properties/command/items/type',
+                              keyword: 'type',
+                              params: { type: 'string' },
+                              message: 'must be string',
+                            },
+                          ];
+                          return false;
+                        }
+                      }
+                      var valid1 = _errs4 === errors;
+                      if (!valid1) {
+                        break;
+                      }
+                    }
+                  }
+                } else {
+                  validate31.errors = [
+                    {
+                      instancePath: instancePath + '/command',
+                      schemaPath: '#/properties/command/type',
+                      keyword: 'type',
+                      params: { type: 'array' },
+                      message: 'must be array',
+                    },
+                  ];
+                  return false;
+                }
+              }
+              var valid0 = _errs2 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.cwd !== undefined) {
+                const _errs6 = errors;
+                if (typeof data.cwd !== 'string') {
+                  validate31.errors = [
+                    {
+                      instancePath: instancePath + '/cwd',
+                      schemaPath: '#/properties/cwd/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                    },
+                  ];
+                  return false;
+                }
+                var valid0 = _errs6 === errors;
+              } else {
+                var valid0 = true;
+              }
+              if (valid0) {
+                if (data.env !== undefined) {
+                  let data3 = data.env;
+                  const _errs8 = errors;
+                  if (errors === _errs8) {
+                    if (data3 && typeof data3 == 'object' && !Array.isArray(data3)) {
+                      for (const key1 in data3) {
+                        const _errs11 = errors;
+                        if (typeof data3[key1] !== 'string') {
+                          validate31.errors = [
+                            {
+                              instancePath: instancePath + '/env/' + key1.replace(/~/g, '~0').replace(/\//g, '~1'),
+                              schemaPath: '#/properties/env/additionalProperties/type',
+                              keyword: 'type',
+                              params: { type: 'string' },
+                              message: 'must be string',
+                            },
+                          ];
+                          return false;
+                        }
+                        var valid2 = _errs11 === errors;
+                        if (!valid2) {
+                          break;
+                        }
+                      }
+                    } else {
+                      validate31.errors = [
+                        {
+                          instancePath: instancePath + '/env',
+                          schemaPath: '#/properties/env/type',
+                          keyword: 'type',
+                          params: { type: 'object' },
+                          message: 'must be object',
+                        },
+                      ];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs8 === errors;
+                } else {
+                  var valid0 = true;
+                }
+                if (valid0) {
+                  if (data.heartbeat_interval_ms !== undefined) {
+                    let data5 = data.heartbeat_interval_ms;
+                    const _errs13 = errors;
+                    if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
+                      validate31.errors = [
+                        {
+                          instancePath: instancePath + '/heartbeat_interval_ms',
+                          schemaPath: '#/properties/heartbeat_interval_ms/type',
+                          keyword: 'type',
+                          params: { type: 'integer' },
+                          message: 'must be integer',
+                        },
+                      ];
+                      return false;
+                    }
+                    if (errors === _errs13) {
+                      if (typeof data5 == 'number' && isFinite(data5)) {
+                        if (data5 > 15000 || isNaN(data5)) {
+                          validate31.errors = [
+                            {
+                              instancePath: instancePath + '/heartbeat_interval_ms',
+                              schemaPath: '#/properties/heartbeat_interval_ms/maximum',
+                              keyword: 'maximum',
+                              params: { comparison: '<=', limit: 15000 },
+                              message: 'must be <= 15000',
+                            },
+                          ];
+                          return false;
+                        } else {
+                          if (data5 < 100 || isNaN(data5)) {
+                            validate31.errors = [
+                              {
+                                instancePath: instancePath + '/heartbeat_interval_ms',
+                                schemaPath: '#/properties/heartbeat_interval_ms/minimum',
+                                keyword: 'minimum',
+                                params: { comparison: '>=', limit: 100 },
+                                message: 'must be >= 100',
+                              },
+                            ];
+                            return false;
+                          }
+                        }
+                      }
+                    }
+                    var valid0 = _errs13 === errors;
+                  } else {
+                    var valid0 = true;
+                  }
+                  if (valid0) {
+                    if (data.reconnect_within_ms !== undefined) {
+                      let data6 = data.reconnect_within_ms;
+                      const _errs15 = errors;
+                      if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
+                        validate31.errors = [
+                          {
+                            instancePath: instancePath + '/reconnect_within_ms',
+                            schemaPath: '#/properties/reconnect_within_ms/type',
+                            keyword: 'type',
+                            params: { type: 'integer' },
+                            message: 'must be integer',
+                          },
+                        ];
+                        return false;
+                      }
+                      if (errors === _errs15) {
+                        if (typeof data6 == 'number' && isFinite(data6)) {
+                          if (data6 > 60000 || isNaN(data6)) {
+                            validate31.errors = [
+                              {
+                                instancePath: instancePath + '/reconnect_within_ms',
+                                schemaPath: '#/properties/reconnect_within_ms/maximum',
+                                keyword: 'maximum',
+                                params: { comparison: '<=', limit: 60000 },
+                                message: 'must be <= 60000',
+                              },
+                            ];
+                            return false;
+                          } else {
+                            if (data6 < 500 || isNaN(data6)) {
+                              validate31.errors = [
+                                {
+                                  instancePath: instancePath + '/reconnect_within_ms',
+                                  schemaPath: '#/properties/reconnect_within_ms/minimum',
+                                  keyword: 'minimum',
+                                  params: { comparison: '>=', limit: 500 },
+                                  message: 'must be >= 500',
+                                },
+                              ];
+                              return false;
+                            }
+                          }
+                        }
+                      }
+                      var valid0 = _errs15 === errors;
+                    } else {
+                      var valid0 = true;
+                    }
+                    if (valid0) {
+                      if (data.quiet_ms !== undefined) {
+                        let data7 = data.quiet_ms;
+                        const _errs17 = errors;
+                        if (!(typeof data7 == 'number' && !(data7 % 1) && !isNaN(data7) && isFinite(data7))) {
+                          validate31.errors = [
+                            {
+                              instancePath: instancePath + '/quiet_ms',
+                              schemaPath: '#/properties/quiet_ms/type',
+                              keyword: 'type',
+                              params: { type: 'integer' },
+                              message: 'must be integer',
+                            },
+                          ];
+                          return false;
+                        }
+                        if (errors === _errs17) {
+                          if (typeof data7 == 'number' && isFinite(data7)) {
+                            if (data7 > 60000 || isNaN(data7)) {
+                              validate31.errors = [
+                                {
+                                  instancePath: instancePath + '/quiet_ms',
+                                  schemaPath: '#/properties/quiet_ms/maximum',
+                                  keyword: 'maximum',
+                                  params: { comparison: '<=', limit: 60000 },
+                                  message: 'must be <= 60000',
+                                },
+                              ];
+                              return false;
+                            } else {
+                              if (data7 < 200 || isNaN(data7)) {
+                                validate31.errors = [
+                                  {
+                                    instancePath: instancePath + '/quiet_ms',
+                                    schemaPath: '#/properties/quiet_ms/minimum',
+                                    keyword: 'minimum',
+                                    params: { comparison: '>=', limit: 200 },
+                                    message: 'must be >= 200',
+                                  },
+                                ];
+                                return false;
+                              }
+                            }
+                          }
+                        }
+                        var valid0 = _errs17 === errors;
+                      } else {
+                        var valid0 = true;
+                      }
+                      if (valid0) {
+                        if (data.case_timeout_ms !== undefined) {
+                          let data8 = data.case_timeout_ms;
+                          const _errs19 = errors;
+                          if (!(typeof data8 == 'number' && !(data8 % 1) && !isNaN(data8) && isFinite(data8))) {
+                            validate31.errors = [
+                              {
+                                instancePath: instancePath + '/case_timeout_ms',
+                                schemaPath: '#/properties/case_timeout_ms/type',
+                                keyword: 'type',
+                                params: { type: 'integer' },
+                                message: 'must be integer',
+                              },
+                            ];
+                            return false;
+                          }
+                          if (errors === _errs19) {
+                            if (typeof data8 == 'number' && isFinite(data8)) {
+                              if (data8 > 600000 || isNaN(data8)) {
+                                validate31.errors = [
+                                  {
+                                    instancePath: instancePath + '/case_timeout_ms',
+                                    schemaPath: '#/properties/case_timeout_ms/maximum',
+                                    keyword: 'maximum',
+                                    params: { comparison: '<=', limit: 600000 },
+                                    message: 'must be <= 600000',
+                                  },
+                                ];
+                                return false;
+                              } else {
+                                if (data8 < 1000 || isNaN(data8)) {
+                                  validate31.errors = [
+                                    {
+                                      instancePath: instancePath + '/case_timeout_ms',
+                                      schemaPath: '#/properties/case_timeout_ms/minimum',
+                                      keyword: 'minimum',
+                                      params: { comparison: '>=', limit: 1000 },
+                                      message: 'must be >= 1000',
+                                    },
+                                  ];
+                                  return false;
+                                }
+                              }
+                            }
+                          }
+                          var valid0 = _errs19 === errors;
+                        } else {
+                          var valid0 = true;
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      } else {
+        validate31.errors = [
+          { instancePath, schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be object' },
+        ];
+        return false;
+      }
+    }
+    validate31.errors = vErrors;
+    return errors === 0;
+  }
+  validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+
+  const validateHarnessConfig = validate32;
   const schema32 = {
     description: 'What the program is told on stdin: where the scripted server is and how to consume from it.',
     type: 'object',
@@ -126,12 +603,11 @@ const validators = (() => {
   const pattern4 = new RegExp('^http://127\\.0\\.0\\.1:[0-9]{1,5}$', 'u');
   const pattern5 = new RegExp('^[\\x21-\\x7E]+$', 'u');
   const pattern6 = new RegExp('^[0-9a-f]{32}$', 'u');
-  const pattern7 = new RegExp('.', 'u');
 
-  function validate31(data, { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  function validate32(data, { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
     let vErrors = null;
     let errors = 0;
-    const evaluated0 = validate31.evaluated;
+    const evaluated0 = validate32.evaluated;
     if (evaluated0.dynamicProps) {
       evaluated0.props = undefined;
     }
@@ -151,7 +627,7 @@ const validators = (() => {
           (data.heartbeat_interval_ms === undefined && (missing0 = 'heartbeat_interval_ms')) ||
           (data.state_dir === undefined && (missing0 = 'state_dir'))
         ) {
-          validate31.errors = [
+          validate32.errors = [
             {
               instancePath,
               schemaPath: '#/required',
@@ -176,7 +652,7 @@ const validators = (() => {
                 key0 === 'state_dir'
               )
             ) {
-              validate31.errors = [
+              validate32.errors = [
                 {
                   instancePath,
                   schemaPath: '#/additionalProperties',
@@ -193,7 +669,7 @@ const validators = (() => {
             if (data.harness_version !== undefined) {
               const _errs2 = errors;
               if ('1' !== data.harness_version) {
-                validate31.errors = [
+                validate32.errors = [
                   {
                     instancePath: instancePath + '/harness_version',
                     schemaPath: '#/properties/harness_version/const',
@@ -212,7 +688,7 @@ const validators = (() => {
               if (data.case_id !== undefined) {
                 const _errs3 = errors;
                 if (typeof data.case_id !== 'string') {
-                  validate31.errors = [
+                  validate32.errors = [
                     {
                       instancePath: instancePath + '/case_id',
                       schemaPath: '#/properties/case_id/type',
@@ -234,7 +710,7 @@ const validators = (() => {
                   if (errors === _errs5) {
                     if (typeof data2 === 'string') {
                       if (!pattern4.test(data2)) {
-                        validate31.errors = [
+                        validate32.errors = [
                           {
                             instancePath: instancePath + '/base_url',
                             schemaPath: '#/properties/base_url/pattern',
@@ -246,7 +722,7 @@ const validators = (() => {
                         return false;
                       }
                     } else {
-                      validate31.errors = [
+                      validate32.errors = [
                         {
                           instancePath: instancePath + '/base_url',
                           schemaPath: '#/properties/base_url/type',
@@ -269,7 +745,7 @@ const validators = (() => {
                     if (errors === _errs7) {
                       if (typeof data3 === 'string') {
                         if (!pattern5.test(data3)) {
-                          validate31.errors = [
+                          validate32.errors = [
                             {
                               instancePath: instancePath + '/token',
                               schemaPath: '#/properties/token/pattern',
@@ -281,7 +757,7 @@ const validators = (() => {
                           return false;
                         }
                       } else {
-                        validate31.errors = [
+                        validate32.errors = [
                           {
                             instancePath: instancePath + '/token',
                             schemaPath: '#/properties/token/type',
@@ -305,7 +781,7 @@ const validators = (() => {
                       if (errors === _errs10) {
                         if (typeof data4 === 'string') {
                           if (!pattern6.test(data4)) {
-                            validate31.errors = [
+                            validate32.errors = [
                               {
                                 instancePath: instancePath + '/subscription_id',
                                 schemaPath: '#/$defs/Id/pattern',
@@ -317,7 +793,7 @@ const validators = (() => {
                             return false;
                           }
                         } else {
-                          validate31.errors = [
+                          validate32.errors = [
                             {
                               instancePath: instancePath + '/subscription_id',
                               schemaPath: '#/$defs/Id/type',
@@ -338,7 +814,7 @@ const validators = (() => {
                         let data5 = data.capacity;
                         const _errs12 = errors;
                         if (!(typeof data5 == 'number' && !(data5 % 1) && !isNaN(data5) && isFinite(data5))) {
-                          validate31.errors = [
+                          validate32.errors = [
                             {
                               instancePath: instancePath + '/capacity',
                               schemaPath: '#/properties/capacity/type',
@@ -352,7 +828,7 @@ const validators = (() => {
                         if (errors === _errs12) {
                           if (typeof data5 == 'number' && isFinite(data5)) {
                             if (data5 > 32 || isNaN(data5)) {
-                              validate31.errors = [
+                              validate32.errors = [
                                 {
                                   instancePath: instancePath + '/capacity',
                                   schemaPath: '#/properties/capacity/maximum',
@@ -364,7 +840,7 @@ const validators = (() => {
                               return false;
                             } else {
                               if (data5 < 1 || isNaN(data5)) {
-                                validate31.errors = [
+                                validate32.errors = [
                                   {
                                     instancePath: instancePath + '/capacity',
                                     schemaPath: '#/properties/capacity/minimum',
@@ -387,7 +863,7 @@ const validators = (() => {
                           let data6 = data.heartbeat_interval_ms;
                           const _errs14 = errors;
                           if (!(typeof data6 == 'number' && !(data6 % 1) && !isNaN(data6) && isFinite(data6))) {
-                            validate31.errors = [
+                            validate32.errors = [
                               {
                                 instancePath: instancePath + '/heartbeat_interval_ms',
                                 schemaPath: '#/properties/heartbeat_interval_ms/type',
@@ -401,7 +877,7 @@ const validators = (() => {
                           if (errors === _errs14) {
                             if (typeof data6 == 'number' && isFinite(data6)) {
                               if (data6 < 1 || isNaN(data6)) {
-                                validate31.errors = [
+                                validate32.errors = [
                                   {
                                     instancePath: instancePath + '/heartbeat_interval_ms',
                                     schemaPath: '#/properties/heartbeat_interval_ms/minimum',
@@ -425,7 +901,7 @@ const validators = (() => {
                             if (errors === _errs16) {
                               if (typeof data7 === 'string') {
                                 if (!pattern7.test(data7)) {
-                                  validate31.errors = [
+                                  validate32.errors = [
                                     {
                                       instancePath: instancePath + '/state_dir',
                                       schemaPath: '#/properties/state_dir/pattern',
@@ -437,7 +913,7 @@ const validators = (() => {
                                   return false;
                                 }
                               } else {
-                                validate31.errors = [
+                                validate32.errors = [
                                   {
                                     instancePath: instancePath + '/state_dir',
                                     schemaPath: '#/properties/state_dir/type',
@@ -463,18 +939,18 @@ const validators = (() => {
           }
         }
       } else {
-        validate31.errors = [
+        validate32.errors = [
           { instancePath, schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be object' },
         ];
         return false;
       }
     }
-    validate31.errors = vErrors;
+    validate32.errors = vErrors;
     return errors === 0;
   }
-  validate31.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
+  validate32.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-  const validateHarnessReport = validate32;
+  const validateHarnessReport = validate33;
   const schema34 = {
     description: "One line of the program's stdout.",
     oneOf: [
@@ -1064,10 +1540,10 @@ const validators = (() => {
   }
   validate28.evaluated = { props: true, dynamicProps: false, dynamicItems: false };
 
-  function validate32(data, { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  function validate33(data, { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
     let vErrors = null;
     let errors = 0;
-    const evaluated0 = validate32.evaluated;
+    const evaluated0 = validate33.evaluated;
     if (evaluated0.dynamicProps) {
       evaluated0.props = undefined;
     }
@@ -1397,7 +1873,7 @@ const validators = (() => {
         vErrors.push(err11);
       }
       errors++;
-      validate32.errors = vErrors;
+      validate33.errors = vErrors;
       return false;
     } else {
       errors = _errs0;
@@ -1409,16 +1885,18 @@ const validators = (() => {
         }
       }
     }
-    validate32.errors = vErrors;
+    validate33.errors = vErrors;
     evaluated0.props = props0;
     return errors === 0;
   }
-  validate32.evaluated = { dynamicProps: true, dynamicItems: false };
+  validate33.evaluated = { dynamicProps: true, dynamicItems: false };
 
-  return { validateHarnessConfig, validateHarnessReport };
+  return { validateClientModeConfig, validateHarnessConfig, validateHarnessReport };
 })() as unknown as {
+  validateClientModeConfig: Validator<ClientModeConfig>;
   validateHarnessConfig: Validator<HarnessConfig>;
   validateHarnessReport: Validator<HarnessReport>;
 };
+export const validateClientModeConfig = validators.validateClientModeConfig;
 export const validateHarnessConfig = validators.validateHarnessConfig;
 export const validateHarnessReport = validators.validateHarnessReport;
