@@ -159,6 +159,18 @@ export class ClientCaseContext {
     return this.programs.flatMap((p) => p.of('stored')).filter((r) => r.event_id === eventId).length;
   }
 
+  /**
+   * Checks that event `eventId` was reported stored exactly once: waits up to a second for the
+   * first report (a client that stores before it ACKs has sent it already), then a little for a
+   * second one.
+   */
+  async storedOnce(eventId: string, what = `event ${eventId}`): Promise<void> {
+    await this.wait(`a "stored" report of ${what}`, () => this.storedCount(eventId) > 0, 1_000).catch(() => undefined);
+    await this.sleep(200);
+    const count = this.storedCount(eventId);
+    if (count !== 1) this.fail(`${what} was reported stored ${count} times; expected once`);
+  }
+
   /** Waits for the program to report that it stopped, and checks that it did not connect again meanwhile. */
   async expectStop(code: string | null, upgradesBefore: number): Promise<void> {
     const stopped = await this.wait('a "stopped" report', () => this.program.of('stopped')[0], this.env.quietMs + 3_000).catch(() => null);

@@ -24,6 +24,11 @@ export interface ClientRunOptions {
   /** What the report names as the target (the client's command). */
   readonly target: string;
   readonly onResult?: (result: CaseResult) => void;
+  /**
+   * Cases run at once (default 1). Each case has its own server, port and state, so they do not
+   * share anything; but the timing cases (heartbeat, Retry-After) want a machine that is not busy.
+   */
+  readonly concurrency?: number;
 }
 
 async function execute(c: ClientCase, ctx: ClientCaseContext, timeoutMs: number): Promise<Raw> {
@@ -80,12 +85,17 @@ export async function runClientSuite(options: ClientRunOptions): Promise<RunRepo
   checkEntriesMatch(options.knownFlaky ?? [], ids);
   const selected = options.cases.filter((c) => (options.only ?? []).length === 0 || matchesAny(c.id, options.only ?? []));
   const started = Date.now();
-  const results: CaseResult[] = [];
-  for (const c of selected) {
-    const result = await runOne(c, options);
-    results.push(result);
-    options.onResult?.(result);
-  }
+  const results: CaseResult[] = new Array(selected.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < selected.length) {
+      const index = next++;
+      const result = await runOne(selected[index]!, options);
+      results[index] = result;
+      options.onResult?.(result);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, worker));
   const counts = countResults(results, { strict: options.strict === true });
   return {
     suite: '@orbit/conformance',
