@@ -71,6 +71,11 @@ await ensureMariadb();
 ensurePackage(CHROMIUM, INSTALL_CHROMIUM, 'the console test needs it');
 ensurePackage(HAPROXY, INSTALL_HAPROXY, 'the load-balancer test runs deploy/haproxy/orbit.cfg');
 ensurePackage(SOCAT, INSTALL_SOCAT, 'the partition test forwards a network namespace to MariaDB with it');
+ensurePackage(
+  '/usr/lib/python3/dist-packages/websockets/__init__.py',
+  'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-websockets',
+  'the client conformance test runs the Python adapter',
+);
 
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 run('npx', ['biome', 'ci', '--reporter=summary', '.']);

@@ -70,6 +70,7 @@ async function client(args: string[]): Promise<number> {
     const knownFlaky = values['known-flaky'] ? loadKnownFailing(values['known-flaky']) : [];
     if (only.length > 0 && !CLIENT_CASES.some((c) => matchesAny(c.id, only)))
       throw new ConfigError(`--only ${only.join(',')} matches no client case`);
+    const parallel = integer(values.parallel, 'parallel') ?? 1;
     const target = env.program.command.join(' ');
     console.log(`running the client cases against: ${target}`);
     const report = await runClientSuite({
@@ -81,6 +82,7 @@ async function client(args: string[]): Promise<number> {
       knownFailing,
       knownFlaky,
       target,
+      concurrency: Math.max(1, parallel),
       onResult: (result) => console.log(resultLine(result)),
     });
     if (values['report-dir']) console.log(`\nreports: ${Object.values(writeReports(report, values['report-dir'])).join(', ')}`);

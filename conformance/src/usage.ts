@@ -95,6 +95,7 @@ export const COMMANDS = {
       'known-flaky': { type: 'string', value: 'FILE', help: 'cases known to fail now and then (same format)' },
       strict: { type: 'boolean', help: 'a SHOULD that is not met (non-strict) fails the run too' },
       'report-dir': { type: 'string', value: 'DIR', help: 'write summary.txt, report.json, junit.xml and report.html there' },
+      parallel: { type: 'string', value: 'N', help: 'run N cases at once (default 1; each case has its own server and state)' },
       list: { type: 'boolean', help: 'print the client-mode catalogue and exit' },
     },
     notes: [

@@ -6,7 +6,8 @@
  *
  *   tsx adapter.ts --inbox sqlite      the SqliteInbox, in STATE_DIR/inbox.db
  *   tsx adapter.ts --inbox mysql       the MysqlInbox, in a database named after STATE_DIR on the
- *                                      server of ORBIT_CC_MYSQL_URL (mysql://user@host:port)
+ *                                      server of ORBIT_CC_MYSQL_URL (mysql://user@host:port), its
+ *                                      name prefixed by ORBIT_CC_MYSQL_PREFIX (default orbit_cc_)
  *
  * Each report line is written when the SDK says it happened: `stored` on `handled` (after the
  * commit, before the ACK is sent), `duplicate` on `duplicate`, `error` and `stopped` on a fatal stop.
@@ -57,11 +58,13 @@ async function mysqlStore(dir: string): Promise<Store> {
   if (!url) throw new Error('--inbox mysql needs ORBIT_CC_MYSQL_URL');
   const mysql = await import('mysql2/promise');
   const { MysqlInbox } = await import('@orbit/client/inbox/mysql');
-  const database = `orbit_cc_${createHash('sha256').update(dir).digest('hex').slice(0, 16)}`;
+  const database = `${process.env.ORBIT_CC_MYSQL_PREFIX ?? 'orbit_cc_'}${createHash('sha256').update(dir).digest('hex').slice(0, 16)}`;
   const admin = await mysql.createConnection(url);
   await admin.query(`CREATE DATABASE IF NOT EXISTS ${database}`);
   await admin.end();
-  const inbox = await MysqlInbox.open({ uri: `${url.replace(/\/[^/]*$/, '')}/${database}` });
+  const uri = new URL(url);
+  uri.pathname = `/${database}`;
+  const inbox = await MysqlInbox.open({ uri: uri.toString() });
   await inbox.pool.query(
     'CREATE TABLE IF NOT EXISTS harness_events (event_id CHAR(32) PRIMARY KEY, task_id CHAR(32), event_type VARCHAR(64), result_json LONGTEXT)',
   );
