@@ -142,8 +142,8 @@ async def session(config, inbox):
     async def heartbeat():
         while True:
             await asyncio.sleep(interval)
-            if time.monotonic() - last_answer > 2 * interval:
-                # Two intervals without a word: the connection is stuck. Cut it; the caller reconnects.
+            if time.monotonic() - last_answer > 3 * interval:
+                # Three intervals without a word: the connection is stuck. Cut it; the caller reconnects.
                 ws.transport.abort()
                 return
             await send("events.ping", {})

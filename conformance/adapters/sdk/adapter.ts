@@ -93,8 +93,8 @@ async function main(): Promise<void> {
     capacity: config.capacity,
     inbox: store.inbox,
     pingIntervalMs: interval,
-    // An unanswered ping or ACK cuts the connection after two intervals (docs/sdk.md).
-    requestTimeoutMs: interval * 2,
+    // An unanswered ping or ACK cuts the connection after three intervals (docs/sdk.md).
+    requestTimeoutMs: interval * 3,
     backoff: { initialDelayMs: 100, maxDelayMs: 1_000 },
     drainTimeoutMs: 1_000,
     async handler({ event, tx }) {

@@ -88,8 +88,8 @@ export const CONNECTION_CASES = [
       const pings = t.server.sent('events.ping').filter((f) => f.conn === s.conn && f.at >= from);
       const times = [from, ...pings.map((p) => p.at), until];
       const gap = Math.max(...times.slice(1).map((at, i) => at - times[i]!));
-      // A ping may come up to half an interval late (timers, a busy event loop); a missed one is a gap of two.
-      if (gap > interval * 1.5)
+      // A ping may come most of an interval late (timers, a busy machine); a missed one is a gap of two.
+      if (gap > interval * 1.75)
         t.fail(
           `while deliveries arrived every ${interval / 10} ms the client went ${gap} ms without events.ping (interval ${interval} ms)`,
         );

@@ -278,6 +278,8 @@ export class ScriptedServer {
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // A client that gives up on a refusal may reset the connection while the answer is written.
+    socket.on('error', () => undefined);
     const attempt = this.upgrades.length;
     this.upgrades.push({ at: this.elapsed(), url: req.url ?? '', headers: req.headers });
     this.log.note(`upgrade ${attempt}: GET ${this.log.clean(req.url ?? '')}`);

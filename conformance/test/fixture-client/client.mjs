@@ -117,8 +117,8 @@ function connect() {
       for (const p of Object.values(proofs)) ack(p);
       if (!faults.has('no-heartbeat'))
         pinger = setInterval(() => {
-          // No answer for two intervals: the connection is stuck; cut it and reconnect.
-          if (Date.now() - lastAnswer > 2 * config.heartbeat_interval_ms) return ws.terminate();
+          // No answer for three intervals: the connection is stuck; cut it and reconnect.
+          if (Date.now() - lastAnswer > 3 * config.heartbeat_interval_ms) return ws.terminate();
           send('events.ping', {});
         }, config.heartbeat_interval_ms);
     } else if (frame.type === 'event.deliver') deliver(frame.body);
