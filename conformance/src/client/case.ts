@@ -174,11 +174,16 @@ export class ClientCaseContext {
   /** Waits for the program to report that it stopped, and checks that it did not connect again meanwhile. */
   async expectStop(code: string | null, upgradesBefore: number): Promise<void> {
     const reconnected = () => this.server.upgrades.length > upgradesBefore;
-    const stopped = await this.wait('a "stopped" report', () => this.program.of('stopped')[0] ?? (reconnected() && 'reconnected'), this.env.quietMs + 3_000).catch(() => null);
+    const stopped = await this.wait(
+      'a "stopped" report',
+      () => this.program.of('stopped')[0] ?? (reconnected() && 'reconnected'),
+      this.env.quietMs + 3_000,
+    ).catch(() => null);
     if (stopped !== 'reconnected') await this.sleep(this.env.quietMs);
     const again = this.server.upgrades.length - upgradesBefore;
     if (again > 0) this.fail(`the client connected again ${again} time(s) after a close it must not retry`);
-    if (!stopped || stopped === 'reconnected') this.fail('the client did not report that it stopped (a "stopped" line) after a fatal close');
+    if (!stopped || stopped === 'reconnected')
+      this.fail('the client did not report that it stopped (a "stopped" line) after a fatal close');
     if (code !== null && stopped.code !== code) this.fail(`the client stopped with code ${stopped.code}, expected ${code}`);
   }
 

@@ -224,7 +224,7 @@ export class ScriptedServer {
     readonly capacity: number,
   ) {
     log.redact(this.token, '<token>');
-    this.http = createServer((req, res) => {
+    this.http = createServer((_req, res) => {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"NOT_FOUND","message":"no such route"}}');
     });
     this.http.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));

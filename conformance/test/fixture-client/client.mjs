@@ -66,7 +66,7 @@ function stop(code, message) {
 }
 
 function connect() {
-  let url = config.base_url.replace(/^http/, 'ws') + '/v1/events/connect';
+  let url = `${config.base_url.replace(/^http/, 'ws')}/v1/events/connect`;
   if (faults.has('token-in-url')) url += `?access_token=${encodeURIComponent(config.token)}`;
   const ws = new WebSocket(url, 'orbit.events.v1', { headers: { authorization: `Bearer ${config.token}` }, perMessageDeflate: false });
   let session;
