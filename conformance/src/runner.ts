@@ -135,15 +135,24 @@ export type Raw =
   | { readonly outcome: 'skipped'; readonly message: string }
   | { readonly outcome: 'failed'; readonly message: string; readonly kind: FailureKind; readonly property?: PropertyFailure };
 
-async function execute(c: ConformanceCase, ctx: CaseContext, timeoutMs: number): Promise<Raw> {
+/** Runs a case's body, failing it with a `timeout` failure when it has not finished within `timeoutMs` (client mode too). */
+export async function withinTimeout(body: Promise<void>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      c.run(ctx),
+      body,
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new CheckFailure(`the case did not finish within ${timeoutMs} ms`, 'timeout')), timeoutMs);
       }),
     ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function execute(c: ConformanceCase, ctx: CaseContext, timeoutMs: number): Promise<Raw> {
+  try {
+    await withinTimeout(c.run(ctx), timeoutMs);
     const violations = ctx.frameViolations();
     if (violations.length > 0) throw new CheckFailure(`the server sent invalid frames:\n${violations.join('\n')}`, 'frames');
     return c.level === 'MAY' ? { outcome: 'info', message: ctx.observations.join('\n') || 'completed' } : { outcome: 'passed' };
@@ -153,8 +162,6 @@ async function execute(c: ConformanceCase, ctx: CaseContext, timeoutMs: number):
       return { outcome: 'failed', message: error.message, kind: error.kind, ...(error.property ? { property: error.property } : {}) };
     const stack = (error as Error)?.stack?.split('\n').slice(0, 6).join('\n') ?? String(error);
     return { outcome: 'failed', message: `unexpected error: ${stack}`, kind: 'assert' };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

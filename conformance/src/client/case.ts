@@ -14,7 +14,7 @@ import { CheckFailure } from '../errors.ts';
 import type { EvidenceLog } from '../evidence.ts';
 import type { SeedRuleId } from '../seed-rules.ts';
 import { ClientProgram, type ProgramSpec } from './program.ts';
-import { type ScriptedServer, type ScriptedSession, type SentProof, ScriptedServer as Server } from './scripted-server.ts';
+import { type ScriptedServer, type ScriptedSession, type SentProof, ScriptedServer as Server, scriptedEvent } from './scripted-server.ts';
 
 /** What every case of a run shares: how to start the client and the run's timings. */
 export interface ClientEnvironment {
@@ -152,6 +152,24 @@ export class ClientCaseContext {
   /** Waits for an ACK that carries exactly `proof`. */
   ackOf(proof: SentProof, timeoutMs = 5_000) {
     return this.wait(`an ACK of delivery ${proof.deliveryId} epoch ${proof.epoch}`, () => this.acksWith(proof).at(-1), timeoutMs);
+  }
+
+  /**
+   * Delivers an event whose ACK gets no reply, ends the session with `end`, and waits for the
+   * same proof, unchanged, on the next connection (spec/rules.md#s6-13).
+   */
+  async expectProofResent(end: (session: ScriptedSession) => void): Promise<void> {
+    const s = await this.startSession();
+    s.answerAcks = false;
+    const proof = s.deliver(scriptedEvent());
+    await this.ackOf(proof);
+    end(s);
+    const next = await this.session(1);
+    await this.wait(
+      'the same proof on the new connection',
+      () => this.acksWith(proof).find((f) => f.conn === next.conn),
+      this.env.reconnectWithinMs,
+    );
   }
 
   /** How often the programs of this case reported event `eventId` as stored. */

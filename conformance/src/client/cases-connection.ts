@@ -115,16 +115,11 @@ export const CONNECTION_CASES = [
     level: 'MUST',
     title: 'MUST reconnect after UNAVAILABLE and close 1013, and re-send its unanswered proof there',
     seed: ['s7-21'],
-    async run(t) {
-      const s = await t.startSession();
-      s.answerAcks = false;
-      const proof = s.deliver(scriptedEvent());
-      await t.ackOf(proof);
-      s.error('UNAVAILABLE');
-      s.close(1013, 'UNAVAILABLE');
-      const next = await t.session(1);
-      await t.wait('the proof on the new connection', () => t.acksWith(proof).find((f) => f.conn === next.conn), t.env.reconnectWithinMs);
-    },
+    run: (t) =>
+      t.expectProofResent((s) => {
+        s.error('UNAVAILABLE');
+        s.close(1013, 'UNAVAILABLE');
+      }),
   }),
   stopCase(1000, 'SHOULD'),
   stopCase(1008, 'MUST'),

@@ -10,7 +10,7 @@ import { CheckFailure, SkipSignal } from '../errors.ts';
 import { EvidenceLog } from '../evidence.ts';
 import { checkEntriesMatch, type KnownFailingEntry } from '../known-failing.ts';
 import { matchesAny } from '../patterns.ts';
-import { type CaseResult, countResults, grade, type Raw, type RunReport } from '../runner.ts';
+import { type CaseResult, countResults, grade, type Raw, type RunReport, withinTimeout } from '../runner.ts';
 import { type ClientCase, ClientCaseContext, type ClientEnvironment } from './case.ts';
 
 export interface ClientRunOptions {
@@ -32,14 +32,8 @@ export interface ClientRunOptions {
 }
 
 async function execute(c: ClientCase, ctx: ClientCaseContext, timeoutMs: number): Promise<Raw> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      c.run(ctx),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new CheckFailure(`the case did not finish within ${timeoutMs} ms`, 'timeout')), timeoutMs);
-      }),
-    ]);
+    await withinTimeout(c.run(ctx), timeoutMs);
     const violations = ctx.violations();
     if (violations.length > 0)
       throw new CheckFailure(`the client sent invalid frames or report lines:\n${violations.join('\n')}`, 'frames');
@@ -51,8 +45,6 @@ async function execute(c: ClientCase, ctx: ClientCaseContext, timeoutMs: number)
     if (error instanceof CheckFailure) return { outcome: 'failed', message: error.message + stderr, kind: error.kind };
     const stack = (error as Error)?.stack?.split('\n').slice(0, 6).join('\n') ?? String(error);
     return { outcome: 'failed', message: `unexpected error: ${stack}${stderr}`, kind: 'assert' };
-  } finally {
-    clearTimeout(timer);
   }
 }
 
