@@ -203,7 +203,14 @@ export function grade(
   return { outcome, message: raw.message + differently, failureKind: raw.kind };
 }
 
-function base(c: ConformanceCase) {
+/** The fields of a case's result that come from the case itself (client cases have no kind or features). */
+export function base(
+  c: Pick<ConformanceCase, 'id' | 'level' | 'title' | 'profile' | 'cites'> & {
+    readonly area: string;
+    readonly kind?: 'example' | 'property';
+    readonly features?: readonly string[];
+  },
+) {
   return {
     id: c.id,
     area: c.area,
@@ -211,7 +218,7 @@ function base(c: ConformanceCase) {
     title: c.title,
     profile: c.profile,
     cites: c.cites,
-    kind: c.kind,
+    kind: c.kind ?? 'example',
     features: c.features ?? [],
   } as const;
 }

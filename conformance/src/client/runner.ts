@@ -10,7 +10,7 @@ import { CheckFailure, SkipSignal } from '../errors.ts';
 import { EvidenceLog } from '../evidence.ts';
 import { checkEntriesMatch, type KnownFailingEntry } from '../known-failing.ts';
 import { matchesAny } from '../patterns.ts';
-import { type CaseResult, countResults, grade, type Raw, type RunReport, withinTimeout } from '../runner.ts';
+import { base, type CaseResult, countResults, grade, type Raw, type RunReport, withinTimeout } from '../runner.ts';
 import { type ClientCase, ClientCaseContext, type ClientEnvironment } from './case.ts';
 
 export interface ClientRunOptions {
@@ -49,25 +49,23 @@ async function execute(c: ClientCase, ctx: ClientCaseContext, timeoutMs: number)
 }
 
 async function runOne(c: ClientCase, options: ClientRunOptions): Promise<CaseResult> {
-  const base = {
-    id: c.id,
-    area: c.area,
-    level: c.level,
-    title: c.title,
-    profile: c.profile,
-    cites: c.cites,
-    kind: 'example',
-    features: [],
-  } as const;
   if (matchesAny(c.id, options.skip ?? []))
-    return { ...base, outcome: 'skipped', message: 'skipped by --skip', durationMs: 0, evidence: [], evidenceDropped: 0, cleanupNotes: [] };
+    return {
+      ...base(c),
+      outcome: 'skipped',
+      message: 'skipped by --skip',
+      durationMs: 0,
+      evidence: [],
+      evidenceDropped: 0,
+      cleanupNotes: [],
+    };
   const started = Date.now();
   const log = new EvidenceLog();
   const ctx = new ClientCaseContext(options.env, c.id, log);
   const raw = await execute(c, ctx, c.timeoutMs ?? options.env.caseTimeoutMs);
   const durationMs = Date.now() - started;
   await ctx.teardown();
-  return { ...base, ...grade(c, raw, options), durationMs, evidence: log.items, evidenceDropped: log.dropped, cleanupNotes: [] };
+  return { ...base(c), ...grade(c, raw, options), durationMs, evidence: log.items, evidenceDropped: log.dropped, cleanupNotes: [] };
 }
 
 /** Runs the client cases one after another and reports as server mode does. */
