@@ -342,9 +342,8 @@ export class ScriptedServer {
   private parse(conn: number, text: string, binary: boolean): SeenFrame {
     const at = this.elapsed();
     if (binary) return { conn, at, text, frame: null, invalid: 'a binary frame' };
-    let value: unknown;
     try {
-      value = parseStrict(text);
+      parseStrict(text); // duplicate keys and the like, which JSON.parse would let through
     } catch (error) {
       return { conn, at, text, frame: null, invalid: `not strict JSON: ${(error as Error).message}` };
     }
@@ -354,7 +353,6 @@ export class ScriptedServer {
       const e = validateClientFrame.errors?.[0];
       return { conn, at, text, frame: null, invalid: `not a client frame: ${e?.instancePath || '/'} ${e?.message ?? ''}` };
     }
-    void value;
     return { conn, at, text, frame: plain };
   }
 }
