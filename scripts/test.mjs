@@ -65,6 +65,11 @@ function ensurePackage(binary, install, why) {
 await ensureMariadb();
 // The console test drives Debian's Chromium with playwright-core (no browser download).
 ensurePackage(CHROMIUM, INSTALL_CHROMIUM, 'the console test needs it');
+ensurePackage(
+  '/usr/lib/python3/dist-packages/websockets/__init__.py',
+  'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-websockets',
+  'the client conformance test runs the Python adapter',
+);
 
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 run('npx', ['biome', 'ci', '--reporter=summary', '.']);

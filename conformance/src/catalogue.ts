@@ -6,6 +6,7 @@
  * without a visible change to the committed files. CASES.md ends with the seed-coverage map: for
  * each seed section, which cases cover each of its sentences, and the sentences no case covers.
  */
+import type { ClientCase } from './client/case.ts';
 import { AREAS, type ConformanceCase, LEVELS, PROFILES, sectionTitle } from './case.ts';
 import { FEATURES } from './features.ts';
 import { SEED_RULES, SEED_SECTIONS, type SeedRuleId } from './seed-rules.ts';
@@ -82,7 +83,28 @@ function coverageLines(cases: readonly ConformanceCase[]): string[] {
   return lines;
 }
 
-export function renderCatalogueMarkdown(cases: readonly ConformanceCase[]): string {
+/** The client-mode section: the cases of `orbit-conformance client` (conformance/README.md, Certify your client). */
+function clientLines(cases: readonly ClientCase[]): string[] {
+  if (cases.length === 0) return [];
+  const lines = [
+    '',
+    '## Client mode',
+    '',
+    `${cases.length} cases of \`orbit-conformance client\`, which plays the server and judges a client by the frames it sends`,
+    '(with their timings) and by what it reports through the harness protocol (conformance/harness.schema.json). They run',
+    'whatever the profile; each starts the client program afresh, with a new server and a new state directory.',
+    '',
+    '| id | level | rule | requirement |',
+    '| --- | --- | --- | --- |',
+  ];
+  for (const c of cases)
+    lines.push(
+      `| \`${c.id}\` | ${c.level} | ${c.cites.map((x) => `[${x.ref}](../${x.href}): ${cell(x.text)}`).join('<br>')} | ${cell(c.title)} |`,
+    );
+  return lines;
+}
+
+export function renderCatalogueMarkdown(cases: readonly ConformanceCase[], clientCases: readonly ClientCase[] = []): string {
   const count = <T extends string>(values: readonly T[], of: (c: ConformanceCase) => T) =>
     values.map((v) => `${cases.filter((c) => of(c) === v).length} ${v}`).join(', ');
   const lines: string[] = [
@@ -124,6 +146,7 @@ export function renderCatalogueMarkdown(cases: readonly ConformanceCase[]): stri
       );
     }
   }
+  lines.push(...clientLines(clientCases));
   lines.push('', ...coverageLines(cases));
   return `${lines.join('\n')}\n`;
 }

@@ -11,8 +11,10 @@ import { ConfigError, loadConfig } from './config.ts';
 import { EXIT } from './exit-codes.ts';
 import { KnownFailingError, loadKnownFailing } from './known-failing.ts';
 import { renderOutcome, resultLine, writeReports } from './reports/index.ts';
+import { matchesAny } from './patterns.ts';
 import { runSuite, selectCases } from './runner.ts';
 import { prepareTarget, SetupError } from './setup.ts';
+import { CLIENT_CASES, loadClientConfig, runClientSuite } from './client/index.ts';
 import { asksForHelp, type CommandName, commandUsage, isCommand, overview, parseCommand, version } from './usage.ts';
 
 function integer(value: string | undefined, name: string): number | undefined {
@@ -36,6 +38,63 @@ function listCases(only: string[], profile: Profile): void {
         .join(',')
         .padEnd(14)} ${c.title}`,
     );
+}
+
+/** `orbit-conformance client --config FILE`: client mode, with server mode's reports, ratchet and exit codes. */
+async function client(args: string[]): Promise<number> {
+  let values: ReturnType<typeof parseCommand<'client'>>;
+  try {
+    values = parseCommand('client', args);
+  } catch (error) {
+    console.error(`orbit-conformance: ${(error as Error).message}\n\n${commandUsage('client')}`);
+    return EXIT.usage;
+  }
+  const only = patterns(values.only);
+  if (values.list) {
+    for (const c of CLIENT_CASES.filter((x) => only.length === 0 || matchesAny(x.id, only)))
+      console.log(
+        `${c.id.padEnd(48)} ${c.level.padEnd(6)} ${c.cites
+          .map((x) => x.ref)
+          .join(',')
+          .padEnd(14)} ${c.title}`,
+      );
+    return EXIT.ok;
+  }
+  if (!values.config) {
+    console.error(`orbit-conformance: --config is required\n\n${commandUsage('client')}`);
+    return EXIT.usage;
+  }
+  try {
+    const env = loadClientConfig(values.config);
+    const knownFailing = values['known-failing'] ? loadKnownFailing(values['known-failing']) : [];
+    const knownFlaky = values['known-flaky'] ? loadKnownFailing(values['known-flaky']) : [];
+    if (only.length > 0 && !CLIENT_CASES.some((c) => matchesAny(c.id, only)))
+      throw new ConfigError(`--only ${only.join(',')} matches no client case`);
+    const parallel = integer(values.parallel, 'parallel') ?? 1;
+    const target = env.program.command.join(' ');
+    console.log(`running the client cases against: ${target}`);
+    const report = await runClientSuite({
+      cases: CLIENT_CASES,
+      env,
+      only,
+      skip: patterns(values.skip),
+      strict: values.strict === true,
+      knownFailing,
+      knownFlaky,
+      target,
+      concurrency: Math.max(1, parallel),
+      onResult: (result) => console.log(resultLine(result)),
+    });
+    if (values['report-dir']) console.log(`\nreports: ${Object.values(writeReports(report, values['report-dir'])).join(', ')}`);
+    process.stdout.write(`\n${renderOutcome(report)}`);
+    return report.ok ? EXIT.ok : EXIT.failed;
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof KnownFailingError) {
+      console.error(`orbit-conformance: ${error.message}`);
+      return EXIT.usage;
+    }
+    throw error;
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -64,6 +123,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(commandUsage(command));
     return EXIT.ok;
   }
+  if (command === 'client') return client(args);
   let values: ReturnType<typeof parseCommand<'run'>>;
   try {
     values = parseCommand(command, args);

@@ -9,6 +9,16 @@ export { AREAS, defineCase, inProfile, LEVELS, PROFILES, sectionTitle, seedCitat
 export type { Area, CaseSpec, Citation, ConformanceCase, Level, OrbitChoice, Profile } from './case.ts';
 export { ALL_CASES } from './cases/index.ts';
 export { EXIT } from './exit-codes.ts';
+export { CLIENT_CASES, ClientCaseContext, defineClientCase, loadClientConfig, runClientSuite } from './client/index.ts';
+export type {
+  ClientCase,
+  ClientCaseSpec,
+  ClientEnvironment,
+  ClientModeConfig,
+  ClientRunOptions,
+  HarnessConfig,
+  HarnessReport,
+} from './client/index.ts';
 export { ConfigError, loadConfig, parseConfig, ROLES, SEED_TIMING } from './config.ts';
 export type { BootstrapConfig, Credential, PublishConfig, Role, SpawnConfig, SuiteConfig, Timing } from './config.ts';
 export { CaseContext, propertySeed } from './context.ts';

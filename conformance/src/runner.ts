@@ -129,20 +129,30 @@ function caseTimeout(c: ConformanceCase, env: RunEnvironment): number {
   return c.timeoutMs ?? env.config.caseTimeoutMs;
 }
 
-type Raw =
+/** What a case did, before grading. */
+export type Raw =
   | { readonly outcome: 'passed' | 'info'; readonly message?: string }
   | { readonly outcome: 'skipped'; readonly message: string }
   | { readonly outcome: 'failed'; readonly message: string; readonly kind: FailureKind; readonly property?: PropertyFailure };
 
-async function execute(c: ConformanceCase, ctx: CaseContext, timeoutMs: number): Promise<Raw> {
+/** Runs a case's body, failing it with a `timeout` failure when it has not finished within `timeoutMs` (client mode too). */
+export async function withinTimeout(body: Promise<void>, timeoutMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      c.run(ctx),
+      body,
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new CheckFailure(`the case did not finish within ${timeoutMs} ms`, 'timeout')), timeoutMs);
       }),
     ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function execute(c: ConformanceCase, ctx: CaseContext, timeoutMs: number): Promise<Raw> {
+  try {
+    await withinTimeout(c.run(ctx), timeoutMs);
     const violations = ctx.frameViolations();
     if (violations.length > 0) throw new CheckFailure(`the server sent invalid frames:\n${violations.join('\n')}`, 'frames');
     return c.level === 'MAY' ? { outcome: 'info', message: ctx.observations.join('\n') || 'completed' } : { outcome: 'passed' };
@@ -152,14 +162,12 @@ async function execute(c: ConformanceCase, ctx: CaseContext, timeoutMs: number):
       return { outcome: 'failed', message: error.message, kind: error.kind, ...(error.property ? { property: error.property } : {}) };
     const stack = (error as Error)?.stack?.split('\n').slice(0, 6).join('\n') ?? String(error);
     return { outcome: 'failed', message: `unexpected error: ${stack}`, kind: 'assert' };
-  } finally {
-    clearTimeout(timer);
   }
 }
 
-/** Grades a raw result by the case's level and the known-failing and known-flaky entries. */
-function grade(
-  c: ConformanceCase,
+/** Grades a raw result by the case's level and the known-failing and known-flaky entries (client mode grades the same way). */
+export function grade(
+  c: Pick<ConformanceCase, 'id' | 'level'>,
   raw: Raw,
   options: Pick<RunOptions, 'strict' | 'knownFailing' | 'knownFlaky'>,
 ): Pick<CaseResult, 'outcome' | 'message' | 'listed' | 'failureKind'> {
@@ -195,7 +203,14 @@ function grade(
   return { outcome, message: raw.message + differently, failureKind: raw.kind };
 }
 
-function base(c: ConformanceCase) {
+/** The fields of a case's result that come from the case itself (client cases have no kind or features). */
+export function base(
+  c: Pick<ConformanceCase, 'id' | 'level' | 'title' | 'profile' | 'cites'> & {
+    readonly area: string;
+    readonly kind?: 'example' | 'property';
+    readonly features?: readonly string[];
+  },
+) {
   return {
     id: c.id,
     area: c.area,
@@ -203,7 +218,7 @@ function base(c: ConformanceCase) {
     title: c.title,
     profile: c.profile,
     cites: c.cites,
-    kind: c.kind,
+    kind: c.kind ?? 'example',
     features: c.features ?? [],
   } as const;
 }

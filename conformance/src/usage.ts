@@ -75,6 +75,34 @@ export const COMMANDS = {
       EXIT_CODES,
     ],
   },
+  client: {
+    summary: 'certify a client: play the server and drive the client program the configuration names',
+    synopsis: '--config FILE [options]',
+    options: {
+      config: {
+        type: 'string',
+        value: 'FILE',
+        help: 'JSON or YAML: the client command and timings (conformance/README.md, Certify your client)',
+      },
+      only: SELECTION.only,
+      skip: {
+        type: 'string',
+        multiple: true,
+        value: 'PATTERN',
+        help: 'report matching cases as skipped without running them (repeatable)',
+      },
+      'known-failing': { type: 'string', value: 'FILE', help: 'expected failures, in the format of run' },
+      'known-flaky': { type: 'string', value: 'FILE', help: 'cases known to fail now and then (same format)' },
+      strict: { type: 'boolean', help: 'a SHOULD that is not met (non-strict) fails the run too' },
+      'report-dir': { type: 'string', value: 'DIR', help: 'write summary.txt, report.json, junit.xml and report.html there' },
+      parallel: { type: 'string', value: 'N', help: 'run N cases at once (default 1; each case has its own server and state)' },
+      list: { type: 'boolean', help: 'print the client-mode catalogue and exit' },
+    },
+    notes: [
+      'The client program gets a harness config on stdin and reports on stdout (conformance/harness.schema.json).',
+      EXIT_CODES.replace('the server stopped answering during the run', 'not used in client mode'),
+    ],
+  },
   list: {
     summary: 'print the case catalogue of a profile: id, level, profile, citations, title',
     synopsis: '[options]',

@@ -1,0 +1,162 @@
+/**
+ * @module
+ * Client cases about the connection: the upgrade request, the heartbeat, and what the client does
+ * after each close code and refusal (spec/README.md#close-codes is the table they check: reconnect
+ * on 1001, 1006, 1011 and UNAVAILABLE; stop on 1000, 1008, 4xxx and the fatal codes).
+ */
+import { CONNECT_PATH } from '@orbit/spec/protocol';
+import type { ErrorCode } from '@orbit/generated';
+import { type ClientCase, defineClientCase } from './case.ts';
+import { scriptedEvent } from './scripted-server.ts';
+
+const CLOSE_TABLE =
+  'A client reconnects after 1001, 1006, 1011, 1012, 1013 and UNAVAILABLE, and stops after 1000, 1008, 1009 and 4000-4999';
+
+function reconnectCase(code: 1001 | 1006 | 1011): ClientCase {
+  return defineClientCase({
+    id: `client.reconnect-after-${code}`,
+    level: 'MUST',
+    title: `MUST reconnect after close ${code}, with a new hello`,
+    orbit: { anchor: 'close-codes', text: CLOSE_TABLE },
+    async run(t) {
+      const s = await t.startSession();
+      s.close(code, code === 1006 ? '' : 'scripted');
+      await t.session(1);
+    },
+  });
+}
+
+function stopCase(code: 1000 | 1008 | 4000, level: 'MUST' | 'SHOULD'): ClientCase {
+  return defineClientCase({
+    id: `client.stop-after-${code}`,
+    level,
+    title: `${level} stop, and not reconnect, after a close ${code} it did not ask for`,
+    orbit: { anchor: 'close-codes', text: CLOSE_TABLE },
+    async run(t) {
+      const s = await t.startSession();
+      const upgrades = t.server.upgrades.length;
+      s.close(code, 'scripted');
+      await t.expectStop(null, upgrades);
+    },
+  });
+}
+
+function fatalErrorCase(id: string, code: ErrorCode, rule: 's7-11' | 's7-12' | 's7-17'): ClientCase {
+  return defineClientCase({
+    id,
+    level: 'MUST',
+    title: `MUST report ${code} to the application and stop, not reconnect, when it ends the session`,
+    seed: [rule],
+    async run(t) {
+      const s = await t.startSession();
+      const upgrades = t.server.upgrades.length;
+      s.error(code);
+      s.close(1008, code);
+      await t.expectStop(code, upgrades);
+    },
+  });
+}
+
+export const CONNECTION_CASES = [
+  defineClientCase({
+    id: 'client.no-credential-in-url',
+    level: 'MUST',
+    title: 'MUST send the token in Authorization and put no credential (no query at all) in the connect URL',
+    seed: ['s1-3', 's5-2'],
+    async run(t) {
+      await t.startSession();
+      for (const u of t.server.upgrades) {
+        if (u.url !== CONNECT_PATH) t.fail(`the client connected to ${t.log.clean(u.url)}; expected exactly ${CONNECT_PATH}`);
+        if (u.headers.authorization !== `Bearer ${t.server.token}`) t.fail('the upgrade did not carry Authorization: Bearer <token>');
+      }
+    },
+  }),
+  defineClientCase({
+    id: 'client.heartbeat-while-delivering',
+    level: 'SHOULD',
+    title: 'SHOULD send events.ping every heartbeat interval even while deliveries keep arriving',
+    seed: ['s7-1', 's7-2'],
+    async run(t) {
+      const s = await t.startSession();
+      const interval = t.env.heartbeatIntervalMs;
+      const from = t.server.elapsed();
+      const until = from + interval * 4;
+      while (t.server.elapsed() < until) {
+        s.deliver(scriptedEvent());
+        await t.sleep(Math.max(20, interval / 10));
+      }
+      const pings = t.server.sent('events.ping').filter((f) => f.conn === s.conn && f.at >= from);
+      const times = [from, ...pings.map((p) => p.at), until];
+      const gap = Math.max(...times.slice(1).map((at, i) => at - times[i]!));
+      // A ping may come most of an interval late (timers, a busy machine); a missed one is a gap of two.
+      if (gap > interval * 1.75)
+        t.fail(
+          `while deliveries arrived every ${interval / 10} ms the client went ${gap} ms without events.ping (interval ${interval} ms)`,
+        );
+    },
+  }),
+  defineClientCase({
+    id: 'client.ping-unanswered',
+    level: 'SHOULD',
+    title: 'SHOULD leave a connection whose pings go unanswered and reconnect',
+    seed: ['s7-1', 's7-3'],
+    async run(t) {
+      const s = await t.startSession();
+      s.answerPings = false;
+      await t.wait('a ping', () => t.server.sent('events.ping').find((f) => f.conn === s.conn), t.env.heartbeatIntervalMs * 3);
+      await t.session(1, t.env.heartbeatIntervalMs * 4 + t.env.reconnectWithinMs);
+    },
+  }),
+  reconnectCase(1001),
+  reconnectCase(1006),
+  reconnectCase(1011),
+  defineClientCase({
+    id: 'client.reconnect-after-unavailable',
+    level: 'MUST',
+    title: 'MUST reconnect after UNAVAILABLE and close 1013, and re-send its unanswered proof there',
+    seed: ['s7-21'],
+    run: (t) =>
+      t.expectProofResent((s) => {
+        s.error('UNAVAILABLE');
+        s.close(1013, 'UNAVAILABLE');
+      }),
+  }),
+  stopCase(1000, 'SHOULD'),
+  stopCase(1008, 'MUST'),
+  stopCase(4000, 'SHOULD'),
+  fatalErrorCase('client.history-expired', 'EVENT_HISTORY_EXPIRED', 's7-17'),
+  fatalErrorCase('client.unauthenticated-mid-session', 'UNAUTHENTICATED', 's7-11'),
+  fatalErrorCase('client.permission-denied-mid-session', 'PERMISSION_DENIED', 's7-12'),
+  defineClientCase({
+    id: 'client.retry-after-429',
+    level: 'MUST',
+    title: 'MUST wait at least Retry-After before connecting again after 429 CAPACITY_EXCEEDED',
+    seed: ['s7-20'],
+    async run(t) {
+      t.server.refuse = (attempt) =>
+        attempt === 0 ? { status: 429, code: 'CAPACITY_EXCEEDED', headers: { 'retry-after': '1' } } : undefined;
+      await t.start();
+      await t.session(0);
+      const [refused, next] = t.server.upgrades;
+      const waited = next!.at - refused!.at;
+      // Retry-After counts whole seconds from the answer; a few ms of scheduling slack.
+      if (waited < 950) t.fail(`the client connected again ${waited} ms after 429 with Retry-After: 1`);
+    },
+  }),
+  defineClientCase({
+    id: 'client.stop-on-426',
+    level: 'MUST',
+    title: 'MUST report PROTOCOL_REQUIRED and stop after 426, not retry the same upgrade',
+    seed: ['s7-19'],
+    async run(t) {
+      t.server.refuse = () => ({
+        status: 426,
+        code: 'PROTOCOL_REQUIRED',
+        headers: { upgrade: 'websocket', 'sec-websocket-protocol': 'orbit.events.v1' },
+      });
+      await t.start();
+      await t.wait('the upgrade', () => t.server.upgrades[0], t.env.reconnectWithinMs);
+      await t.expectStop('PROTOCOL_REQUIRED', 1);
+    },
+  }),
+];
