@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`, in the order the tree depends on itself: first what the suites need (MariaDB on
-// 127.0.0.1:3306, Debian's Chromium for the console test), brought up here or refused at once with
+// 127.0.0.1:3306, Debian's Chromium for the console test, python3-websockets for the client
+// conformance test's Python adapter), brought up here or refused at once with
 // the one command that fixes it (the load-balancer and partition tests are in `npm run test:cluster`);
 // then format and lint (Biome); the layering rules
 // (.dependency-cruiser.cjs: no cycles, arrows down the tree); generate --check (generated/,
