@@ -1,22 +1,28 @@
 #!/usr/bin/env node
-// `npm test`, in the order the tree depends on itself: first what the suites need (MariaDB on
-// 127.0.0.1:3306, Debian's Chromium for the console test, python3-websockets for the client
-// conformance test's Python adapter), brought up here or refused at once with
-// the one command that fixes it (the load-balancer and partition tests are in `npm run test:cluster`);
-// then format and lint (Biome); the layering rules
-// (.dependency-cruiser.cjs: no cycles, arrows down the tree); generate --check (generated/,
-// the AsyncAPI document and the migrations match spec/ and the tables) and the OpenAPI lint; the
-// build of every package (tsc -b); the type-check of the whole tree; every vitest project (unit
-// and property tests, then the real-server suites on SQLite and MariaDB and the consumer test of
-// the packed packages). Extra arguments go to vitest.
-import { spawnSync } from 'node:child_process';
+// `npm test`: first what the suites need (MariaDB on 127.0.0.1:3306, Debian's Chromium for the
+// console test, python3-websockets for the client conformance test's Python adapter), brought up
+// here or refused at once with the one command that fixes it (the load-balancer and partition
+// tests are in `npm run test:cluster`); then every task of turbo.json through turbo:
+// format and lint (Biome), the layering rules (.dependency-cruiser.cjs), generate --check
+// (generated/, the AsyncAPI document and the migrations match spec/ and the tables), the OpenAPI
+// lint, the build of every package (tsc -b), the type-check of the whole tree, and the vitest
+// suites of each workspace, of scripts/ and of consumer/ (the packed packages). turbo replays a
+// task whose declared inputs did not change from its local cache (.turbo/cache); README.md, "The
+// test cache", says what each task's inputs are and why. Extra arguments go to `turbo run`
+// (`npm test -- --force` runs every task again; .ci/run turns the cache off).
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 
 const CHROMIUM = '/usr/bin/chromium';
 const MARIADBD = '/usr/sbin/mariadbd';
 const START_MARIADB = `start-stop-daemon --start --oknodo --background --exec ${MARIADBD} -- --user=mysql`;
 const INSTALL_CHROMIUM = 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium';
+const PYTHON_WEBSOCKETS = '/usr/lib/python3/dist-packages/websockets/__init__.py';
+const INSTALL_PYTHON_WEBSOCKETS =
+  'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-websockets';
 const isRoot = process.getuid?.() === 0;
 
 function run(command, args, options = {}) {
@@ -66,17 +72,78 @@ function ensurePackage(binary, install, why) {
 await ensureMariadb();
 // The console test drives Debian's Chromium with playwright-core (no browser download).
 ensurePackage(CHROMIUM, INSTALL_CHROMIUM, 'the console test needs it');
-ensurePackage(
-  '/usr/lib/python3/dist-packages/websockets/__init__.py',
-  'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-websockets',
-  'the client conformance test runs the Python adapter',
-);
+ensurePackage(PYTHON_WEBSOCKETS, INSTALL_PYTHON_WEBSOCKETS, 'the client conformance test runs the Python adapter');
 
-const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
-run('npx', ['biome', 'ci', '--reporter=summary', '.']);
-run('npm', ['run', '--silent', 'deps']);
-run('npx', ['tsx', '--conditions=@orbit/source', 'scripts/generate.ts', '--check']);
-run('npx', ['redocly', 'lint', 'spec/openapi.yaml'], { env });
-run(process.execPath, ['scripts/build.mjs']);
-run('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
-run('npx', ['vitest', 'run', ...process.argv.slice(2)]);
+/** The first line with a version number that `command` prints, or `missing` (for the test tasks' hash). */
+function versionOf(command, args) {
+  const result = spawnSync(command, args, { encoding: 'utf8' });
+  return (
+    `${result.stdout ?? ''}${result.stderr ?? ''}`
+      .split('\n')
+      .find((line) => /\d+\.\d+/.test(line))
+      ?.trim() ?? 'missing'
+  );
+}
+
+/** The server version MariaDB announces in its handshake packet (after the 4-byte header and the protocol byte). */
+function mariadbVersion() {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: 3306 });
+    socket.setTimeout(2_000, () => socket.destroy());
+    socket.once('data', (packet) => {
+      socket.destroy();
+      resolve(packet.subarray(5, packet.indexOf(0, 5)).toString('latin1'));
+    });
+    socket.once('close', () => resolve('unknown'));
+  });
+}
+
+// The real parts the test tasks exercise but turbo cannot see as files: their versions go into
+// the hash of every test task (turbo.json declares ORBIT_* for them), so that a new Node, MariaDB,
+// Chromium or python3-websockets runs the suites again instead of replaying a result they never saw.
+const tools = [
+  `node ${process.version}`,
+  `mariadb ${await mariadbVersion()}`,
+  versionOf(CHROMIUM, ['--version']),
+  `python3-websockets ${versionOf('python3', ['-c', 'import websockets; print(websockets.__version__)'])}`,
+];
+
+const env = {
+  ...process.env,
+  ORBIT_TEST_TOOLS: tools.join('; '),
+  REDOCLY_TELEMETRY: 'off',
+  REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+  TURBO_TELEMETRY_DISABLED: '1',
+};
+const TASKS = ['lint', 'deps', 'generate:check', 'lint:openapi', 'build', 'typecheck', 'test', 'test:scripts', 'test:consumer'];
+// One task at a time: the machines here have two cores, and each vitest task already runs two
+// files at once. `--continue=dependencies-successful`: a failing task does not stop the others,
+// so that one run reports every failure, as a single vitest run did.
+const turboArgs = ['run', ...TASKS, '--concurrency=1', '--continue=dependencies-successful', ...process.argv.slice(2)];
+const child = spawn(process.execPath, [fileURLToPath(new URL('../node_modules/turbo/bin/turbo', import.meta.url)), ...turboArgs], {
+  env,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+
+// The tasks' own closing lines (`tests: N passed, N failed`, replayed too on a cache hit) are
+// added up into one closing line for the whole run, which CI systems that do not know turbo read.
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let pending = '';
+child.stdout.setEncoding('utf8');
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  const lines = (pending + chunk).split('\n');
+  pending = lines.pop() ?? '';
+  for (const line of lines) {
+    const counts = /tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/.exec(stripVTControlCharacters(line));
+    if (!counts) continue;
+    passed += Number(counts[1]);
+    failed += Number(counts[2]);
+    skipped += Number(counts[3] ?? 0);
+  }
+});
+const status = await new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+process.stdout.write(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+process.exit(status);
