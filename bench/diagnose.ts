@@ -9,16 +9,30 @@
  *
  * With a profile path, this process (the server) is profiled during the measured run only, not
  * while it starts or warms up, and statements are not timed; read it with `npx tsx bench/profile-summary.ts PROFILE.cpuprofile`.
+ *
+ * Environment: `DIAGNOSE_MS` sets the measured window (3000 ms; longer to attach `strace -c -f -p`
+ * to this process, which serves in process). `DIAGNOSE_SLOW_LOG=1` (MySQL) prints what MariaDB
+ * spent on each statement in the window, from its slow log (bench/lib/slow-log.ts).
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import mysql from 'mysql2/promise';
 import { findPid } from './lib/machine.ts';
-import { freshDatabase, type StoreKind } from './lib/orbit.ts';
+import { freshDatabase, MYSQL_ROOT, type StoreKind } from './lib/orbit.ts';
+import { logEveryStatement, statementKey, summarizeSlowLog } from './lib/slow-log.ts';
 import { median, percentile } from './lib/util.ts';
 import { WorkerClient } from './lib/worker-client.ts';
 import { E2eBench, type AppendMode } from './sections/e2e.ts';
 
+const measureMs = Number(process.env.DIAGNOSE_MS ?? 3000);
 const [kind = 'mysql', mode = 'in-process', subs = '1', conns = '4', cap = '32', profilePath] = process.argv.slice(2);
+// On before the server opens its pools: a connection copies `long_query_time` when it connects.
+const slowLog = process.env.DIAGNOSE_SLOW_LOG === '1' && kind === 'mysql' ? join(tmpdir(), `orbit-diagnose-${process.pid}.slow.log`) : null;
+const admin = slowLog ? await mysql.createConnection({ uri: MYSQL_ROOT }) : null;
+const restoreLog = admin && slowLog ? await logEveryStatement(admin, slowLog) : null;
+const logSize = () => (slowLog ? (statSync(slowLog, { throwIfNoEntry: false })?.size ?? 0) : 0);
 const consumer = await WorkerClient.start('consumer');
 const publisher = await WorkerClient.start('publisher');
 const db = await freshDatabase(kind as StoreKind);
@@ -42,12 +56,7 @@ engine.turn = async (request: any) => {
   return outcome;
 };
 const statements = new Map<string, number[]>();
-const key = (sql: string) =>
-  sql
-    .replace(/\s+/g, ' ')
-    .replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)')
-    .replace(/SELECT .* FROM/, (m) => (m.length > 40 ? 'SELECT … FROM' : m))
-    .slice(0, 90);
+const key = statementKey;
 const record = (k: string, ms: number) => {
   if (recording) (statements.get(k) ?? statements.set(k, []).get(k)!).push(ms);
 };
@@ -125,15 +134,17 @@ try {
   await profiler?.post('Profiler.start');
   // The embedded store counts its durable commits (one per commit group).
   const commitsBefore = Number(store.db.inner?.commits ?? store.db.commits ?? Number.NaN);
+  const logFrom = logSize();
   recording = true;
-  const sample = await bench.runOnce(c, { warmupMs: 750, measureMs: 3000, runs: 1 });
+  const sample = await bench.runOnce(c, { warmupMs: 750, measureMs, runs: 1 });
   recording = false;
+  const logTo = logSize();
   if (profiler && profilePath) {
     const { profile } = await profiler.post('Profiler.stop');
     writeFileSync(profilePath, JSON.stringify(profile));
     profiler.disconnect();
   }
-  const seconds = 3.75 + 0; // claims/txs are recorded over warm-up + window
+  const seconds = 0.75 + measureMs / 1000; // claims/txs are recorded over warm-up + window
   const ackOnly = claims.filter((x) => x.items === -2);
   const leasing = claims.filter((x) => x.items !== -2);
   const nonEmpty = leasing.filter((x) => x.items > 0);
@@ -145,7 +156,7 @@ try {
   const commitsAfter = Number(store.db.inner?.commits ?? store.db.commits ?? Number.NaN);
   if (!Number.isNaN(commitsAfter))
     console.log(
-      `sqlite commits/s ${((commitsAfter - commitsBefore) / 3.75).toFixed(0)} (transactions/s ${(txs.length / 3.75).toFixed(0)})`,
+      `sqlite commits/s ${((commitsAfter - commitsBefore) / seconds).toFixed(0)} (transactions/s ${(txs.length / seconds).toFixed(0)})`,
     );
   console.log(
     `turns/s ${(claims.length / seconds).toFixed(0)}: leasing ${(leasing.length / seconds).toFixed(0)} (empty ${leasing.filter((x) => x.items === 0).length}), ACK-only ${(ackOnly.length / seconds).toFixed(0)}; deliveries per non-empty turn median ${median(nonEmpty.map((x) => x.items))} mean ${(nonEmpty.reduce((s, x) => s + x.items, 0) / Math.max(1, nonEmpty.length)).toFixed(1)}; ACKs per turn mean ${(claims.reduce((s, x) => s + x.acks, 0) / Math.max(1, claims.length)).toFixed(1)}`,
@@ -180,7 +191,19 @@ try {
       99,
     ).toFixed(2)}`,
   );
+  if (slowLog) {
+    // The log is written by mariadbd: read the window's bytes, whole statements only.
+    const text = readFileSync(slowLog).subarray(logFrom, logTo).toString('utf8');
+    console.log('MariaDB per statement, from its slow log (count/s, wall µs, rows examined, pages, bytes sent per execution):');
+    for (const s of summarizeSlowLog(text).slice(0, 15))
+      console.log(
+        `  ${(s.count / seconds).toFixed(0).padStart(6)} ${s.wallUs.toFixed(0).padStart(6)} ${s.rowsExamined.toFixed(1).padStart(6)} ${s.pages.toFixed(1).padStart(6)} ${s.bytesSent.toFixed(0).padStart(6)}  ${s.statement}`,
+      );
+  }
 } finally {
+  await restoreLog?.();
+  await admin?.end();
+  if (slowLog) rmSync(slowLog, { force: true });
   await bench.close();
   await db.drop();
   await consumer.stop();
