@@ -59,7 +59,9 @@ export const STAGES = [
   'MySQL driver: encode, decode',
   'SQLite: statements and commits',
   'WebSocket: frames, sessions, claim pool',
-  'socket writes (kernel)',
+  // Time inside the write calls as the sampler sees it: it includes time the process spent
+  // preempted there (a write wakes the reader, which may take the core), not only kernel CPU.
+  'socket writes (in the call, preempted time too)',
   'GC',
   'other: runtime, timers, promises',
 ] as const;
@@ -88,7 +90,8 @@ function stageOfArea(name: string): Stage | null {
 /** The stage of one profile node: its own area, or for native and runtime frames, its callers'. */
 function stageOf(id: number, byId: Map<number, ProfileNode>, parent: Map<number, number>): Stage {
   const leaf = byId.get(id)!.callFrame;
-  if (/^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeGeneric)$/.test(leaf.functionName)) return 'socket writes (kernel)';
+  if (/^(writev|writeBuffer|writeUtf8String|writeLatin1String|writeGeneric)$/.test(leaf.functionName))
+    return 'socket writes (in the call, preempted time too)';
   for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
     const stage = stageOfArea(area(byId.get(at)!.callFrame));
     if (stage) return stage;
