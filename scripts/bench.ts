@@ -77,6 +77,7 @@ const MGMT: Timing = quick ? { warmupMs: 300, measureMs: 1000, runs: 1 } : { war
 const LATENCY_SAMPLES = quick ? { one: 100, two: 40 } : { one: 400, two: 150 };
 /** Pings one connection writes at once in the read-queue fairness row. */
 const FLOOD_PINGS = 3000;
+const FLOOD_RUNS = quick ? 1 : 3;
 const GROWTH_RESULTS = quick ? 100_000 : 1_000_000;
 const GROWTH_HISTORY = quick ? 20_000 : 100_000;
 const MEMORY_REPEATS = quick ? 1 : 3;
@@ -290,7 +291,12 @@ async function main(): Promise<void> {
       for (const kind of stores) {
         if (!selected(`${kind} flood`)) continue;
         log(`latency ${kind} flood`);
-        const f = await floodFairness(kind, FLOOD_PINGS, 50);
+        // Like every figure, the median of its runs: one run's p99 of about 50 pings is its
+        // slowest ping, so one pause of the event loop decides a single run.
+        const runs: FloodResult[] = [];
+        for (let r = 0; r < FLOOD_RUNS; r++) runs.push(await floodFairness(kind, FLOOD_PINGS, 50));
+        const ratio = (x: FloodResult) => x.floodedP99 / x.quietP99;
+        const f = [...runs].sort((a, b) => ratio(a) - ratio(b))[runs.length >> 1]!;
         floods.push(f);
         rows.push({
           section: 'latency',
@@ -299,7 +305,8 @@ async function main(): Promise<void> {
           unit: 'ms',
           ratio: f.floodedP99 / f.quietP99,
           ratio_to: 'its p99 alone',
-          notes: `alone p99 ${f.quietP99.toFixed(1)} ms, flooded max ${f.floodedMax.toFixed(1)} ms, ${f.pings} pings during the flood`,
+          notes: `median of ${runs.length} runs by ratio (${runs.map((x) => `${ratio(x).toFixed(1)}×`).join(', ')}); alone p99 ${f.quietP99.toFixed(1)} ms, flooded max ${f.floodedMax.toFixed(1)} ms, ${f.pings} pings during the flood`,
+          runs: runs.map((x) => Number(ratio(x).toFixed(2))),
         });
       }
     }
