@@ -89,36 +89,4 @@ export const CONNECTION_CASES = [
   fatalErrorCase('client.history-expired', 'EVENT_HISTORY_EXPIRED', 's7-17'),
   fatalErrorCase('client.unauthenticated-mid-session', 'UNAUTHENTICATED', 's7-11'),
   fatalErrorCase('client.permission-denied-mid-session', 'PERMISSION_DENIED', 's7-12'),
-  defineClientCase({
-    id: 'client.retry-after-429',
-    level: 'MUST',
-    title: 'MUST wait at least Retry-After before connecting again after 429 CAPACITY_EXCEEDED',
-    seed: ['s7-20'],
-    async run(t) {
-      t.server.refuse = (attempt) =>
-        attempt === 0 ? { status: 429, code: 'CAPACITY_EXCEEDED', headers: { 'retry-after': '1' } } : undefined;
-      await t.start();
-      await t.session(0);
-      const [refused, next] = t.server.upgrades;
-      const waited = next!.at - refused!.at;
-      // Retry-After counts whole seconds from the answer; a few ms of scheduling slack.
-      if (waited < 950) t.fail(`the client connected again ${waited} ms after 429 with Retry-After: 1`);
-    },
-  }),
-  defineClientCase({
-    id: 'client.stop-on-426',
-    level: 'MUST',
-    title: 'MUST report PROTOCOL_REQUIRED and stop after 426, not retry the same upgrade',
-    seed: ['s7-19'],
-    async run(t) {
-      t.server.refuse = () => ({
-        status: 426,
-        code: 'PROTOCOL_REQUIRED',
-        headers: { upgrade: 'websocket', 'sec-websocket-protocol': 'orbit.events.v1' },
-      });
-      await t.start();
-      await t.wait('the upgrade', () => t.server.upgrades[0], t.env.reconnectWithinMs);
-      await t.expectStop('PROTOCOL_REQUIRED', 1);
-    },
-  }),
 ];
