@@ -256,6 +256,26 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
     expect(types()).toEqual(['error', 'stopped']);
   });
 
+  it("MUST wait the server's Retry-After before connecting again after a refused upgrade, not a fixed second", async () => {
+    // connectEvents puts the refusal's Retry-After on the error (retryAfterMs); a 429 without the
+    // header still waits the contract's 1 s. The wait is read from the reconnecting event.
+    const refusals = [
+      new OrbitError('CAPACITY_EXCEEDED', 'full', { status: 429, retryAfterMs: 3000 }),
+      new OrbitError('CAPACITY_EXCEEDED', 'full (a proxy, no header)', { status: 429 }),
+      new OrbitError('UNAVAILABLE', 'db down', { status: 503, retryAfterMs: 2000 }),
+    ];
+    const delays: number[] = [];
+    for (const refusal of refusals) {
+      events = [];
+      connectQueue.push(() => Promise.reject(refusal));
+      const consumer = start();
+      await until(() => types().includes('reconnecting'));
+      await consumer.stop();
+      for (const e of events) if (e.type === 'reconnecting') delays.push(e.delayMs);
+    }
+    expect(delays).toEqual([3000, 1000, 2000]);
+  });
+
   it('MUST give up after backoff.maxAttempts consecutive failed attempts', async () => {
     for (let i = 0; i < 5; i++) connectQueue.push(() => Promise.reject(new OrbitTransportError('network', 'refused')));
     const consumer = start({ backoff: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 3 } });
