@@ -29,9 +29,13 @@ const FAULTS: Record<string, readonly string[]> = {
     'client.history-expired',
     'client.unauthenticated-mid-session',
     'client.permission-denied-mid-session',
+    // So is every refusal of the upgrade that is final (src/client/cases-upgrade.ts).
     'client.stop-on-426',
+    'client.stop-on-401',
+    'client.stop-on-403',
   ],
   'token-in-url': ['client.no-credential-in-url'],
+  'ignore-retry-after': ['client.retry-after-429-longer'],
 };
 
 /**
