@@ -3,7 +3,12 @@
  * SqliteInbox on a temp file (no sockets): commit before ACK, proofs stored before sending and
  * deleted after the answer, duplicates skip the handler, DELIVERY_LEASE_LOST forgets the proof,
  * stored proofs are re-reported on reconnect, fatal codes stop, stop() drains; a token provider is
- * asked for every connection, and its new token after UNAUTHENTICATED gets one more.
+ * asked for every connection, and its new token after UNAUTHENTICATED gets one more; a refused
+ * upgrade's Retry-After bounds the wait before the next attempt.
+ *
+ * Longer than 400 lines: every rule of the consumer's loop is checked through the one in-memory
+ * harness below (`start`, the scripted connects, the recorded events); split, each file would
+ * repeat it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
