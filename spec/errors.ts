@@ -91,12 +91,22 @@ export class OrbitError extends Error {
   readonly status: number | null;
   /** The server's request_id, when known. */
   readonly requestId: string | undefined;
+  /**
+   * How long the server asked the caller to wait before trying again (its `Retry-After`, in ms),
+   * when a retryable answer carried one: 429 `CAPACITY_EXCEEDED`, 503 `UNAVAILABLE`.
+   */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { status?: number | null; requestId?: string; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { status?: number | null; requestId?: string; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.status = options.status === undefined ? ERROR_TABLE[code].status : options.status;
     this.requestId = options.requestId;
+    this.retryAfterMs = options.retryAfterMs;
   }
 
   get retryable(): boolean {

@@ -43,6 +43,20 @@ export function backoffDelay(attempt: number, options: ResolvedBackoff): number 
   return Math.max(0, Math.round(base * (1 - options.jitter * options.random())));
 }
 
+/** The longest Retry-After the SDK honours (s); longer values are capped. */
+const MAX_RETRY_AFTER_S = 60;
+
+/**
+ * A `Retry-After` header in ms: delay-seconds only (the contract's servers send `1`), capped at
+ * 60 s; undefined when there is none or it is not a number of seconds. The management client's
+ * retries and the consumer's reconnects both wait at least this long.
+ */
+export function retryAfterMs(header: string | null | undefined): number | undefined {
+  const value = header?.trim();
+  if (value === undefined || !/^[0-9]{1,9}$/.test(value)) return undefined;
+  return Math.min(Number(value), MAX_RETRY_AFTER_S) * 1000;
+}
+
 /** Waits `ms`; resolves early (never rejects) when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -35,7 +35,7 @@ import {
   type Subscription,
   type SubscriptionHistoryEntry,
 } from '@orbit/generated';
-import { backoffDelay, resolveBackoff, sleep, type BackoffOptions } from './backoff.ts';
+import { backoffDelay, resolveBackoff, retryAfterMs, sleep, type BackoffOptions } from './backoff.ts';
 import { OrbitTransportError, causeText, invalidArgument, serverError } from './errors.ts';
 import { errorFields, safeLog, type Log } from './log.ts';
 import { checkTokenSource, currentToken, type TokenSource } from './token.ts';
@@ -191,8 +191,6 @@ interface Operation {
 }
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-/** The longest Retry-After the client honours (s); longer values are capped. */
-const MAX_RETRY_AFTER_S = 60;
 
 function checkId(what: string, value: unknown): string {
   if (!isId(value)) throw invalidArgument(`${what} must be 32 lower-case hexadecimal characters`);
@@ -204,12 +202,6 @@ function checkKey(key: unknown): string {
     throw invalidArgument('the Idempotency-Key must be 1–255 visible ASCII characters, persisted by the caller before the call');
   }
   return key;
-}
-
-function retryAfterMs(headers: Headers): number {
-  const value = headers.get('retry-after');
-  if (value === null || !/^[0-9]{1,9}$/.test(value.trim())) return 0;
-  return Math.min(Number(value.trim()), MAX_RETRY_AFTER_S) * 1000;
 }
 
 /** A fresh random Idempotency-Key. Persist it before the call that uses it, and reuse it until that call is answered. */
@@ -653,21 +645,24 @@ export class OrbitClient {
     }
     if (status >= 400) {
       const read = readDocument<ErrorEnvelope>(text, validateErrorEnvelope);
+      const wait = retryAfterMs(response.headers.get('retry-after'));
       if (read.ok) {
-        const error = serverError(read.value.error, { status, requestId: read.value.request_id });
-        return { error, waitMs: error.retryable ? retryAfterMs(response.headers) : 0, ...withToken };
+        const error = serverError(read.value.error, {
+          status,
+          requestId: read.value.request_id,
+          ...(wait !== undefined ? { retryAfterMs: wait } : {}),
+        });
+        return { error, waitMs: error.retryAfterMs ?? 0, ...withToken };
       }
       // Not our envelope: a proxy or load balancer answered. Gateway errors are worth a retry.
       const retryable = RETRYABLE_STATUS.has(status);
-      return {
-        error: new OrbitTransportError('bad_response', `${where}: HTTP ${status} without an Orbit error envelope (${read.problem})`, {
-          status,
-          retryable,
-          ...(headerRequestId ? { requestId: headerRequestId } : {}),
-        }),
-        waitMs: retryable ? retryAfterMs(response.headers) : 0,
-        ...withToken,
-      };
+      const error = new OrbitTransportError('bad_response', `${where}: HTTP ${status} without an Orbit error envelope (${read.problem})`, {
+        status,
+        retryable,
+        ...(headerRequestId ? { requestId: headerRequestId } : {}),
+        ...(retryable && wait !== undefined ? { retryAfterMs: wait } : {}),
+      });
+      return { error, waitMs: error.retryAfterMs ?? 0, ...withToken };
     }
     return {
       error: new OrbitTransportError('bad_response', `${where}: unexpected HTTP ${status}`, {

@@ -3,7 +3,12 @@
  * SqliteInbox on a temp file (no sockets): commit before ACK, proofs stored before sending and
  * deleted after the answer, duplicates skip the handler, DELIVERY_LEASE_LOST forgets the proof,
  * stored proofs are re-reported on reconnect, fatal codes stop, stop() drains; a token provider is
- * asked for every connection, and its new token after UNAUTHENTICATED gets one more.
+ * asked for every connection, and its new token after UNAUTHENTICATED gets one more; a refused
+ * upgrade's Retry-After bounds the wait before the next attempt.
+ *
+ * Longer than 400 lines: every rule of the consumer's loop is checked through the one in-memory
+ * harness below (`start`, the scripted connects, the recorded events); split, each file would
+ * repeat it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -254,6 +259,26 @@ describe('EventConsumer (in-memory connection, SqliteInbox)', () => {
     const refused = start();
     expect(((await refused.done.catch((e: unknown) => e)) as OrbitError).code).toBe('UNAUTHENTICATED');
     expect(types()).toEqual(['error', 'stopped']);
+  });
+
+  it("MUST wait the server's Retry-After before connecting again after a refused upgrade, not a fixed second", async () => {
+    // connectEvents puts the refusal's Retry-After on the error (retryAfterMs); a 429 without the
+    // header still waits the contract's 1 s. The wait is read from the reconnecting event.
+    const refusals = [
+      new OrbitError('CAPACITY_EXCEEDED', 'full', { status: 429, retryAfterMs: 3000 }),
+      new OrbitError('CAPACITY_EXCEEDED', 'full (a proxy, no header)', { status: 429 }),
+      new OrbitError('UNAVAILABLE', 'db down', { status: 503, retryAfterMs: 2000 }),
+    ];
+    const delays: number[] = [];
+    for (const refusal of refusals) {
+      events = [];
+      connectQueue.push(() => Promise.reject(refusal));
+      const consumer = start();
+      await until(() => types().includes('reconnecting'));
+      await consumer.stop();
+      for (const e of events) if (e.type === 'reconnecting') delays.push(e.delayMs);
+    }
+    expect(delays).toEqual([3000, 1000, 2000]);
   });
 
   it('MUST give up after backoff.maxAttempts consecutive failed attempts', async () => {

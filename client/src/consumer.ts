@@ -480,8 +480,10 @@ export class EventConsumer<Tx = unknown> {
   }
 
   async #wait(attempt: number, error: OrbitError): Promise<void> {
-    let delayMs = backoffDelay(attempt, this.#backoff);
-    if (error.code === 'CAPACITY_EXCEEDED') delayMs = Math.max(delayMs, 1000); // Retry-After: 1
+    // The server's Retry-After is a lower bound of the wait (spec/rules.md#s7-20, #s7-21); a 429
+    // without one (a proxy's) still waits the contract's 1 s.
+    const floorMs = error.retryAfterMs ?? (error.code === 'CAPACITY_EXCEEDED' ? 1000 : 0);
+    const delayMs = Math.max(backoffDelay(attempt, this.#backoff), floorMs);
     this.#state = 'reconnecting';
     this.#stats.reconnects++;
     this.#emit({ type: 'reconnecting', attempt: attempt + 1, delayMs, error });

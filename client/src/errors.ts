@@ -32,11 +32,12 @@ export class OrbitTransportError extends OrbitError {
   constructor(
     failure: TransportFailure,
     message: string,
-    options: { status?: number | null; requestId?: string; cause?: unknown; retryable?: boolean } = {},
+    options: { status?: number | null; requestId?: string; retryAfterMs?: number; cause?: unknown; retryable?: boolean } = {},
   ) {
     super('UNAVAILABLE', message, {
       status: options.status ?? null,
       ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
+      ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
       ...(options.cause !== undefined ? { cause: options.cause } : {}),
     });
     this.failure = failure;
@@ -161,12 +162,14 @@ export function causeText(error: unknown): string {
 /** Builds the `OrbitError` of an error object received from the server. */
 export function serverError(
   error: { code: string; message: string },
-  options: { status?: number | null; requestId?: string } = {},
+  options: { status?: number | null; requestId?: string; retryAfterMs?: number } = {},
 ): OrbitError {
   const code: ErrorCode = isErrorCode(error.code) ? error.code : 'UNAVAILABLE';
   return new OrbitError(code, error.message, {
     status: options.status === undefined ? null : options.status,
     ...(options.requestId !== undefined ? { requestId: options.requestId } : {}),
+    // A wait is advice for a retry: an answer that cannot be retried keeps none.
+    ...(options.retryAfterMs !== undefined && ERROR_TABLE[code].retryable ? { retryAfterMs: options.retryAfterMs } : {}),
   });
 }
 

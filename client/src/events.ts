@@ -27,6 +27,7 @@ import {
 } from '@orbit/generated';
 import { ERROR_TABLE, type OrbitError } from '@orbit/spec/errors';
 import { CONNECT_PATH, MAX_FRAME_BYTES, SUBPROTOCOL } from '@orbit/spec/protocol';
+import { retryAfterMs } from './backoff.ts';
 import { ConnectionClosedError, OrbitTransportError, causeText, closedError, invalidArgument, serverError } from './errors.ts';
 import { checkTokenSource, currentToken, type TokenSource } from './token.ts';
 import { isId, rawPaths, readDocument, type ResultEvent } from './wire.ts';
@@ -263,16 +264,18 @@ export class EventConnection implements AsyncIterable<Delivery> {
             Buffer.concat(chunks).toString('utf8'),
             validateErrorEnvelope,
           );
-          if (read.ok) refusal = serverError(read.value.error, { status, requestId: read.value.request_id });
-          else
+          // A 429 or 503 says how long to wait; the error carries it to whoever reconnects.
+          const wait = retryAfterMs(response.headers['retry-after']);
+          const after = wait !== undefined ? { retryAfterMs: wait } : {};
+          if (read.ok) refusal = serverError(read.value.error, { status, requestId: read.value.request_id, ...after });
+          else {
+            const retryable = status === 429 || status >= 500;
             refusal = new OrbitTransportError(
               'bad_response',
               `${where}: upgrade refused with HTTP ${status} without an Orbit error envelope`,
-              {
-                status,
-                retryable: status === 429 || status >= 500,
-              },
+              { status, retryable, ...(retryable ? after : {}) },
             );
+          }
           fail(refusal);
         });
       });

@@ -36,6 +36,6 @@ const { ALL_CASES } = await import('../src/cases/index.ts');
 const { CLIENT_CASES } = await import('../src/client/index.ts');
 const { renderCatalogueJson, renderCatalogueMarkdown } = await import('../src/catalogue.ts');
 write(join(root, 'CASES.md'), renderCatalogueMarkdown(ALL_CASES, CLIENT_CASES));
-write(join(root, 'case-ids.json'), renderCatalogueJson(ALL_CASES));
-if (!check) console.log(`${ALL_CASES.length} cases; ${stale} file(s) written`);
+write(join(root, 'case-ids.json'), renderCatalogueJson(ALL_CASES, CLIENT_CASES));
+if (!check) console.log(`${ALL_CASES.length} server and ${CLIENT_CASES.length} client cases; ${stale} file(s) written`);
 process.exitCode = check && stale > 0 ? 1 : 0;

@@ -1,7 +1,7 @@
 /**
  * @module
  * The case catalogue as data and as Markdown. `case-ids.json` (the pinned list: id, level, area,
- * profile, cited rules and title) and `CASES.md` are generated from it by `npm run -w conformance
+ * profile, cited rules and title, of the server cases and then of the client cases) and `CASES.md` are generated from it by `npm run -w conformance
  * catalogue`; a test fails when either drifts, so a case can never change its meaning or vanish
  * without a visible change to the committed files. CASES.md ends with the seed-coverage map: for
  * each seed section, which cases cover each of its sentences, and the sentences no case covers.
@@ -21,7 +21,8 @@ export interface CatalogueEntry {
   readonly title: string;
 }
 
-export function catalogueEntries(cases: readonly ConformanceCase[]): CatalogueEntry[] {
+/** The pinned entries of server cases and client cases alike: both have an id, a level, an area, a profile, citations and a title. */
+export function catalogueEntries(cases: ReadonlyArray<ConformanceCase | ClientCase>): CatalogueEntry[] {
   return cases.map((c) => ({
     id: c.id,
     level: c.level,
@@ -32,8 +33,9 @@ export function catalogueEntries(cases: readonly ConformanceCase[]): CatalogueEn
   }));
 }
 
-export function renderCatalogueJson(cases: readonly ConformanceCase[]): string {
-  return `${JSON.stringify(catalogueEntries(cases), null, 2)}\n`;
+/** case-ids.json: the server cases, then the client cases (area `client`). */
+export function renderCatalogueJson(cases: readonly ConformanceCase[], clientCases: readonly ClientCase[] = []): string {
+  return `${JSON.stringify(catalogueEntries([...cases, ...clientCases]), null, 2)}\n`;
 }
 
 function cell(text: string): string {
@@ -93,6 +95,16 @@ function clientLines(cases: readonly ClientCase[]): string[] {
     `${cases.length} cases of \`orbit-conformance client\`, which plays the server and judges a client by the frames it sends`,
     '(with their timings) and by what it reports through the harness protocol (conformance/harness.schema.json). They run',
     'whatever the profile; each starts the client program afresh, with a new server and a new state directory.',
+    '',
+    'Closes are one table: each close code (1000, 1001, 1006, 1008, 1011 and 4000 for the 4xxx range) in each phase of a',
+    'connection: instead of the welcome (`-before-welcome`), after it (no suffix), right after an `event.deliver` not yet',
+    'ACKed (`-mid-delivery`) and between an ACK and its reply (`-before-ack-reply`).',
+    '',
+    'The one HTTP route a consumer touches is the upgrade, `GET /v1/events/connect`; its refusals are scripted (426, 401',
+    'and 403 are final; 429 and 503 are retried no sooner than their `Retry-After`). A 400 is not: it answers a malformed',
+    'upgrade, which `client.no-credential-in-url` rules out. The management routes (`GET /v1/subscriptions/{id}`, the',
+    "deliveries, `:retry`, ...) are not part of a consumer's contract: a consumer needs none of them to receive, store and",
+    'ACK results, and the scripted server answers them 404 `NOT_FOUND`. Server mode checks them.',
     '',
     '| id | level | rule | requirement |',
     '| --- | --- | --- | --- |',

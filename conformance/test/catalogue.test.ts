@@ -1,6 +1,6 @@
 /**
- * The catalogue is pinned: case-ids.json lists every case (id, level, area, profile, cited rules,
- * title) and CASES.md renders it with the seed-coverage map; src/seed-rules.ts is generated from
+ * The catalogue is pinned: case-ids.json lists every case, server mode's and client mode's (id,
+ * level, area, profile, cited rules, title) and CASES.md renders it with the seed-coverage map; src/seed-rules.ts is generated from
  * spec/rules.md. A renamed, removed or reworded case, or an edited rule, shows up as a diff of
  * those committed files (regenerate with `npm run -w conformance catalogue`).
  */
@@ -36,13 +36,25 @@ function files(dir: string): string[] {
 }
 
 describe('the case catalogue', () => {
-  it('matches the pinned ids and their meaning (case-ids.json)', () => {
-    expect(catalogueEntries(ALL_CASES)).toEqual(pinned);
+  it('matches the pinned ids and their meaning (case-ids.json), server and client cases', () => {
+    expect(catalogueEntries([...ALL_CASES, ...CLIENT_CASES])).toEqual(pinned);
   });
 
-  it('never drops a pinned id', () => {
-    const ids = new Set(ALL_CASES.map((c) => c.id));
+  it('never drops a pinned id, of server mode or of client mode', () => {
+    const ids = new Set([...ALL_CASES, ...CLIENT_CASES].map((c) => c.id));
     expect(pinned.filter((e) => !ids.has(e.id)).map((e) => e.id)).toEqual([]);
+    expect(pinned.filter((e) => e.area === 'client').length).toBe(CLIENT_CASES.length);
+  });
+
+  it('has unique client.kebab-case client ids with a title that starts with the level, citing rules that exist', () => {
+    const readme = read('../spec/README.md');
+    expect(new Set(CLIENT_CASES.map((c) => c.id)).size).toBe(CLIENT_CASES.length);
+    for (const c of CLIENT_CASES) {
+      expect(c.id).toMatch(/^client\.[a-z0-9]+(-[a-z0-9]+)*$/);
+      expect(c.title.startsWith(`${c.level} `)).toBe(true);
+      for (const rule of c.seed ?? []) expect(Object.hasOwn(SEED_RULES, rule), `${c.id}: ${rule}`).toBe(true);
+      if (c.orbit) expect(readme, `${c.id}: anchor ${c.orbit.anchor}`).toContain(`<a id="${c.orbit.anchor}"></a>`);
+    }
   });
 
   it('renders CASES.md without drift', () => {

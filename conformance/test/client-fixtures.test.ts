@@ -20,16 +20,22 @@ const FAULTS: Record<string, readonly string[]> = {
   'dedupe-by-task': ['client.dedupe-by-event-id'],
   'guessed-epoch': ['client.no-guessed-epoch'],
   'no-heartbeat': ['client.heartbeat-while-delivering', 'client.ping-unanswered'],
+  // Every stop row of the close table, in every phase (src/client/cases-close.ts), is about this
+  // fault: a client that reconnects after a fatal close fails each of them, and rightly.
   'reconnect-on-fatal': [
-    'client.stop-after-1000',
-    'client.stop-after-1008',
-    'client.stop-after-4000',
+    ...['1000', '1008', '4000'].flatMap((code) =>
+      ['', '-before-welcome', '-mid-delivery', '-before-ack-reply'].map((phase) => `client.stop-after-${code}${phase}`),
+    ),
     'client.history-expired',
     'client.unauthenticated-mid-session',
     'client.permission-denied-mid-session',
+    // So is every refusal of the upgrade that is final (src/client/cases-upgrade.ts).
     'client.stop-on-426',
+    'client.stop-on-401',
+    'client.stop-on-403',
   ],
   'token-in-url': ['client.no-credential-in-url'],
+  'ignore-retry-after': ['client.retry-after-429-longer'],
 };
 
 /**

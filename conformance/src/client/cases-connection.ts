@@ -1,45 +1,13 @@
 /**
  * @module
  * Client cases about the connection: the upgrade request, the heartbeat, and what the client does
- * after each close code and refusal (spec/README.md#close-codes is the table they check: reconnect
- * on 1001, 1006, 1011 and UNAVAILABLE; stop on 1000, 1008, 4xxx and the fatal codes).
+ * after each refusal and fatal error (spec/README.md#close-codes: reconnect on UNAVAILABLE, stop on
+ * the fatal codes). The close codes in each phase of a connection are the table of cases-close.ts.
  */
 import { CONNECT_PATH } from '@orbit/spec/protocol';
 import type { ErrorCode } from '@orbit/generated';
 import { type ClientCase, defineClientCase } from './case.ts';
 import { scriptedEvent } from './scripted-server.ts';
-
-const CLOSE_TABLE =
-  'A client reconnects after 1001, 1006, 1011, 1012, 1013 and UNAVAILABLE, and stops after 1000, 1008, 1009 and 4000-4999';
-
-function reconnectCase(code: 1001 | 1006 | 1011): ClientCase {
-  return defineClientCase({
-    id: `client.reconnect-after-${code}`,
-    level: 'MUST',
-    title: `MUST reconnect after close ${code}, with a new hello`,
-    orbit: { anchor: 'close-codes', text: CLOSE_TABLE },
-    async run(t) {
-      const s = await t.startSession();
-      s.close(code, code === 1006 ? '' : 'scripted');
-      await t.session(1);
-    },
-  });
-}
-
-function stopCase(code: 1000 | 1008 | 4000, level: 'MUST' | 'SHOULD'): ClientCase {
-  return defineClientCase({
-    id: `client.stop-after-${code}`,
-    level,
-    title: `${level} stop, and not reconnect, after a close ${code} it did not ask for`,
-    orbit: { anchor: 'close-codes', text: CLOSE_TABLE },
-    async run(t) {
-      const s = await t.startSession();
-      const upgrades = t.server.upgrades.length;
-      s.close(code, 'scripted');
-      await t.expectStop(null, upgrades);
-    },
-  });
-}
 
 function fatalErrorCase(id: string, code: ErrorCode, rule: 's7-11' | 's7-12' | 's7-17'): ClientCase {
   return defineClientCase({
@@ -107,9 +75,6 @@ export const CONNECTION_CASES = [
       await t.session(1, t.env.heartbeatIntervalMs * 4 + t.env.reconnectWithinMs);
     },
   }),
-  reconnectCase(1001),
-  reconnectCase(1006),
-  reconnectCase(1011),
   defineClientCase({
     id: 'client.reconnect-after-unavailable',
     level: 'MUST',
@@ -121,42 +86,7 @@ export const CONNECTION_CASES = [
         s.close(1013, 'UNAVAILABLE');
       }),
   }),
-  stopCase(1000, 'SHOULD'),
-  stopCase(1008, 'MUST'),
-  stopCase(4000, 'SHOULD'),
   fatalErrorCase('client.history-expired', 'EVENT_HISTORY_EXPIRED', 's7-17'),
   fatalErrorCase('client.unauthenticated-mid-session', 'UNAUTHENTICATED', 's7-11'),
   fatalErrorCase('client.permission-denied-mid-session', 'PERMISSION_DENIED', 's7-12'),
-  defineClientCase({
-    id: 'client.retry-after-429',
-    level: 'MUST',
-    title: 'MUST wait at least Retry-After before connecting again after 429 CAPACITY_EXCEEDED',
-    seed: ['s7-20'],
-    async run(t) {
-      t.server.refuse = (attempt) =>
-        attempt === 0 ? { status: 429, code: 'CAPACITY_EXCEEDED', headers: { 'retry-after': '1' } } : undefined;
-      await t.start();
-      await t.session(0);
-      const [refused, next] = t.server.upgrades;
-      const waited = next!.at - refused!.at;
-      // Retry-After counts whole seconds from the answer; a few ms of scheduling slack.
-      if (waited < 950) t.fail(`the client connected again ${waited} ms after 429 with Retry-After: 1`);
-    },
-  }),
-  defineClientCase({
-    id: 'client.stop-on-426',
-    level: 'MUST',
-    title: 'MUST report PROTOCOL_REQUIRED and stop after 426, not retry the same upgrade',
-    seed: ['s7-19'],
-    async run(t) {
-      t.server.refuse = () => ({
-        status: 426,
-        code: 'PROTOCOL_REQUIRED',
-        headers: { upgrade: 'websocket', 'sec-websocket-protocol': 'orbit.events.v1' },
-      });
-      await t.start();
-      await t.wait('the upgrade', () => t.server.upgrades[0], t.env.reconnectWithinMs);
-      await t.expectStop('PROTOCOL_REQUIRED', 1);
-    },
-  }),
 ];

@@ -9,8 +9,10 @@ import { dirname, resolve } from 'node:path';
 import YAML from 'yaml';
 import { ConfigError } from '../config.ts';
 import type { ClientCase, ClientEnvironment } from './case.ts';
+import { CLOSE_CASES } from './cases-close.ts';
 import { CONNECTION_CASES } from './cases-connection.ts';
 import { DELIVERY_CASES } from './cases-delivery.ts';
+import { UPGRADE_CASES } from './cases-upgrade.ts';
 import { validateClientModeConfig } from './harness.generated.ts';
 
 export { ClientCaseContext, defineClientCase } from './case.ts';
@@ -20,7 +22,7 @@ export type { ClientRunOptions } from './runner.ts';
 export type { ClientModeConfig, HarnessConfig, HarnessReport } from './harness.generated.ts';
 
 /** Every client case, in catalogue order. */
-export const CLIENT_CASES: readonly ClientCase[] = [...DELIVERY_CASES, ...CONNECTION_CASES];
+export const CLIENT_CASES: readonly ClientCase[] = [...DELIVERY_CASES, ...CONNECTION_CASES, ...UPGRADE_CASES, ...CLOSE_CASES];
 
 /** Reads a client-mode configuration file (YAML or JSON) into the run's environment. */
 export function loadClientConfig(path: string): ClientEnvironment {

@@ -212,6 +212,13 @@ export class ScriptedServer {
   refuse: ((attempt: number) => Refusal | undefined) | undefined;
   /** Called with every session once its welcome is sent. */
   onSession: ((session: ScriptedSession) => void) | undefined;
+  /**
+   * Decides each hello (numbered from 0): a close instead of the welcome, as a server that fails
+   * during the handshake; undefined welcomes it. 1006 cuts the connection without a close frame.
+   */
+  closeBeforeWelcome: ((hello: number) => { code: number; reason?: string } | undefined) | undefined;
+  /** The hellos received, welcomed or not. */
+  hellos = 0;
   private readonly http: Server;
   private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 512 * 1024 });
   private readonly started = Date.now();
@@ -315,6 +322,14 @@ export class ScriptedServer {
       this.frames.push(seen);
       this.log.add({ kind: 'ws-frame', conn, direction: 'received', text: this.log.clean(text), binary });
       if (!session && seen.frame?.type === 'events.hello') {
+        const close = this.closeBeforeWelcome?.(this.hellos++);
+        if (close) {
+          this.log.note(`hello ${this.hellos - 1}: closing with ${close.code} instead of the welcome`);
+          if (close.code === 1006) ws.terminate();
+          else ws.close(close.code, close.reason ?? '');
+          this.notify();
+          return;
+        }
         session = new ScriptedSession(conn, ws, this);
         this.sessions.push(session);
         const body = {

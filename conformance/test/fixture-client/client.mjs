@@ -9,6 +9,7 @@
  *   --fault no-heartbeat        never send events.ping (#s7-2)
  *   --fault reconnect-on-fatal  reconnect after every close and refusal (spec/README.md#close-codes)
  *   --fault token-in-url        also put the token in the connect URL (#s1-3)
+ *   --fault ignore-retry-after  wait a fixed second after a 429 or 503, whatever its Retry-After says (#s7-20)
  *
  * Plain JavaScript with `ws` only, so that it starts in a few milliseconds: the fault test runs the
  * whole catalogue once per fault. The store is a JSON file replaced atomically and fsynced.
@@ -103,8 +104,10 @@ function connect() {
       try {
         code = JSON.parse(body).error.code;
       } catch {}
+      // The fault waits the seed's usual 1 s, so only a longer Retry-After shows it.
+      const retryAfterMs = faults.has('ignore-retry-after') ? 1000 : Number(res.headers['retry-after'] ?? 0) * 1000;
       if (res.statusCode === 429 || res.statusCode === 503 || faults.has('reconnect-on-fatal'))
-        return setTimeout(connect, Math.max(200, Number(res.headers['retry-after'] ?? 0) * 1000));
+        return setTimeout(connect, Math.max(200, retryAfterMs));
       stop(code, `upgrade refused with ${res.statusCode}`);
     });
   });
