@@ -214,15 +214,19 @@ describe('a node drained by a failing /readyz behind HAProxy: its database link 
     if (missing) throw new Error(missing);
     orbitDb = await freshDatabase('mysql');
     store = await openStore(orbitDb.url);
-    const mariadb = new URL(orbitDb.url);
+    // MariaDB listens on the host's loopback only: each node reaches it through a forwarder on its
+    // database link, with the test database's own URL otherwise (its user and password).
+    const mariadb = new URL(orbitDb.url).host;
     for (let i = 0; i < 3; i++) {
       const ns = lab.namespace(`obl${i + 1}`);
       const link = { db: lab.link(ns, 237, i), clients: lab.link(ns, 238, i) };
       links.push(link);
       const dbPort = await freePort();
-      forwarders.push(await forwardTcp(link.db.host, dbPort, mariadb.host));
-      const databaseUrl = `mysql://root@${link.db.host}:${dbPort}${mariadb.pathname}`;
-      nodes.push(await spawnServer(databaseUrl, DRAIN_ENV, 30_000, `${link.clients.node}:${await freePort()}`, ns));
+      forwarders.push(await forwardTcp(link.db.host, dbPort, mariadb));
+      const databaseUrl = new URL(orbitDb.url);
+      databaseUrl.hostname = link.db.host;
+      databaseUrl.port = String(dbPort);
+      nodes.push(await spawnServer(databaseUrl.href, DRAIN_ENV, 30_000, `${link.clients.node}:${await freePort()}`, ns));
     }
   });
 
