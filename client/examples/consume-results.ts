@@ -29,6 +29,7 @@
 import type Database from 'better-sqlite3';
 import type { PoolConnection } from 'mysql2/promise';
 import {
+  ConnectionClosedError,
   createEventConsumer,
   OrbitError,
   type ConsumerEvent,
@@ -196,7 +197,16 @@ function report(event: ConsumerEvent): void {
       );
     case 'reconnecting':
       return print(
-        { type: 'reconnecting', attempt: event.attempt, delay_ms: event.delayMs, code: event.error.code, message: event.error.message },
+        {
+          type: 'reconnecting',
+          attempt: event.attempt,
+          delay_ms: event.delayMs,
+          code: event.error.code,
+          // The WebSocket close code when a connection ended (1006: cut without a close frame); the
+          // balancer tests tell Orbit's own close from the balancer's by it.
+          close_code: event.error instanceof ConnectionClosedError ? event.error.closeCode : null,
+          message: event.error.message,
+        },
         `reconnecting in ${event.delayMs} ms (attempt ${event.attempt}): ${event.error.code} ${event.error.message}`,
       );
     case 'error': {

@@ -13,13 +13,14 @@
  * Needs root, iproute2 (`ip netns`) and socat (`npm run test:cluster` installs socat); it creates
  * the namespace and links itself (testing/src/netns.ts) and removes them afterwards.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/store/store.ts';
 import {
   checkHistory,
   eventually,
+  type Forwarder,
+  forwardTcp,
   type Frame,
   freePort,
   freshDatabase,
@@ -61,7 +62,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
   let link: { db: Link; clients: Link };
   let database: TestDatabase;
   let store: Store;
-  let forwarder: ChildProcess | null = null;
+  let forwarder: Forwarder | null = null;
   let cut: ServerProcess | null = null;
   let cutUrl = '';
   let host: ServerProcess | null = null;
@@ -79,12 +80,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
     link = { db: lab.link(ns, 231, 0), clients: lab.link(ns, 232, 0) };
     // MariaDB listens on the host's loopback only: a forwarder on the database link reaches it.
     const dbPort = await freePort();
-    // In a process group of its own: it forks a child per connection, and they all go with it.
-    forwarder = spawn('socat', [`TCP-LISTEN:${dbPort},bind=${link.db.host},fork,reuseaddr`, 'TCP:127.0.0.1:3306'], {
-      stdio: 'ignore',
-      detached: true,
-    });
-    await sleep(300);
+    forwarder = await forwardTcp(link.db.host, dbPort, '127.0.0.1:3306');
     const port = await freePort();
     cut = await spawnServer(`mysql://root@${link.db.host}:${dbPort}/${name}`, SETTINGS, 20_000, `${link.clients.node}:${port}`, ns);
     cutUrl = cut.url;
@@ -94,7 +90,7 @@ describe('an Orbit node cut from its database while its clients stay connected (
   afterAll(async () => {
     for (const s of sockets) s.close();
     await cut?.stop('SIGKILL');
-    if (forwarder?.pid !== undefined) process.kill(-forwarder.pid, 'SIGKILL');
+    forwarder?.stop();
     await host?.stop('SIGKILL');
     lab.remove();
     await store?.close();

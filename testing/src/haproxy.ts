@@ -5,7 +5,9 @@
  * Galera cluster. The topology tests and the benchmark start it from here, on a free port.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import { freePort } from './processes.ts';
@@ -28,14 +30,42 @@ export interface HaproxyProcess {
   stop(): void;
 }
 
-async function start(config: string, env: Record<string, string>, url: string, answers: () => Promise<boolean>): Promise<HaproxyProcess> {
+/**
+ * A configuration edited from the repository's file: `edit` gets its text and returns the text to
+ * run (a test that compares one setting against the file as it is). In a temporary folder of its own.
+ */
+function rendered(config: string, edit: (text: string) => string): { file: string; remove(): void } {
+  const text = readFileSync(deploy(config), 'utf8');
+  const edited = edit(text);
+  if (edited === text) throw new Error(`the edit changed nothing in ${config}`);
+  const folder = mkdtempSync(join(tmpdir(), 'orbit-haproxy-'));
+  const file = join(folder, config);
+  writeFileSync(file, edited);
+  return { file, remove: () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+async function start(
+  config: string,
+  env: Record<string, string>,
+  url: string,
+  answers: () => Promise<boolean>,
+  edit?: (text: string) => string,
+): Promise<HaproxyProcess> {
   const missing = haproxyMissing();
   if (missing) throw new Error(missing);
   const log: string[] = [];
-  const child = spawn(HAPROXY, ['-db', '-f', deploy(config)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const copy = edit ? rendered(config, edit) : null;
+  const child = spawn(HAPROXY, ['-db', '-f', copy?.file ?? deploy(config)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (chunk: Buffer) => log.push(chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => log.push(chunk.toString()));
-  const proxy = { url, process: child, log, stop: () => void child.kill('SIGKILL') };
+  const stop = () => {
+    child.kill('SIGKILL');
+    copy?.remove();
+  };
+  const proxy = { url, process: child, log, stop };
   for (let i = 0; i < 100; i++) {
     if (await answers().catch(() => false)) return proxy;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -44,12 +74,15 @@ async function start(config: string, env: Record<string, string>, url: string, a
   throw new Error(`haproxy (${config}) did not answer within 10 s: ${log.join('').slice(-1000)}`);
 }
 
-/** `orbit.cfg` in front of three Orbit nodes (`host:port` each); resolves once `/readyz` answers 200 through it. */
-export async function startOrbitBalancer(nodes: readonly string[]): Promise<HaproxyProcess> {
+/**
+ * `orbit.cfg` in front of three Orbit nodes (`host:port` each); resolves once `/readyz` answers 200
+ * through it. `edit` runs a copy of the file changed by it instead of the file itself.
+ */
+export async function startOrbitBalancer(nodes: readonly string[], edit?: (text: string) => string): Promise<HaproxyProcess> {
   const listen = `127.0.0.1:${await freePort()}`;
   const url = `http://${listen}`;
   const env = { ORBIT_LB_LISTEN: listen, ORBIT_NODE_1: nodes[0]!, ORBIT_NODE_2: nodes[1]!, ORBIT_NODE_3: nodes[2]! };
-  return start('orbit.cfg', env, url, async () => (await fetch(`${url}/readyz`)).status === 200);
+  return start('orbit.cfg', env, url, async () => (await fetch(`${url}/readyz`)).status === 200, edit);
 }
 
 /**

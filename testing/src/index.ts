@@ -21,7 +21,7 @@ export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
 export { ensureDebianPackage } from './debian.ts';
 export { HAPROXY, haproxyMissing, type HaproxyProcess, startOrbitBalancer, startWriterProxy } from './haproxy.ts';
 export { type ApiResponse, api } from './http.ts';
-export { ip, type Link, NetworkLab, netnsMissing } from './netns.ts';
+export { type Forwarder, forwardTcp, ip, type Link, NetworkLab, netnsMissing } from './netns.ts';
 export {
   type AckReply,
   ackedCount,

@@ -5,8 +5,9 @@
  * all of them in `remove()`. A partition is a link set down: its packets vanish, so neither side
  * sees a FIN or a reset, as when a cable or a switch port fails.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 
 /** Runs `ip ARGS`; throws with its stderr when it fails. */
 export function ip(...args: string[]): void {
@@ -116,4 +117,38 @@ export class NetworkLab {
     for (const ns of this.#namespaces.splice(0)) spawnSync('ip', ['netns', 'del', ns]);
     for (const link of this.#links.splice(0).reverse()) spawnSync('ip', ['link', 'del', link]);
   }
+}
+
+/** A running TCP forwarder (`forwardTcp`). */
+export interface Forwarder {
+  stop(): void;
+}
+
+/**
+ * Forwards `listenHost:listenPort` to `target` (`host:port`) with socat: how a node in a namespace
+ * reaches the host's loopback-only MariaDB over a link that a test can cut. Resolves once it
+ * accepts connections (at most 50 tries, 100 ms apart). socat forks a child per connection, so it
+ * runs in a process group of its own and `stop` ends the group.
+ */
+export async function forwardTcp(listenHost: string, listenPort: number, target: string): Promise<Forwarder> {
+  const child = spawn('socat', [`TCP-LISTEN:${listenPort},bind=${listenHost},fork,reuseaddr`, `TCP:${target}`], {
+    stdio: 'ignore',
+    detached: true,
+  });
+  const stop = () => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGKILL');
+  };
+  for (let i = 0; i < 50; i++) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect(listenPort, listenHost, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return { stop };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  stop();
+  throw new Error(`socat did not listen on ${listenHost}:${listenPort} within 5 s`);
 }
