@@ -4,11 +4,11 @@
  * non-repeated parameters; JSON bodies up to 512 KiB, valid UTF-8, without duplicate keys, checked
  * by the generated validator and the codec's uint64 rule; an `Idempotency-Key` on every write.
  */
-import { createHash } from 'node:crypto';
-import { isCanonicalUint64, isRawJson, parseStrict, StrictJsonError } from '@orbit/spec/codec';
+import { isCanonicalUint64, parseStrict, StrictJsonError } from '@orbit/spec/codec';
 import { OrbitError } from '@orbit/spec/errors';
 import { MAX_BODY_BYTES } from '@orbit/spec/protocol';
 import { PATTERNS, RAW_JSON_PATHS, UINT64_MEMBERS, type Validator } from '@orbit/generated';
+import { contentDigest } from './digest.ts';
 
 /** How much of an oversized body is read and dropped before the connection is cut. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
@@ -155,22 +155,4 @@ function describe(errors: Validator<unknown>['errors']): string {
   const params = first.params as { additionalProperty?: string; unevaluatedProperty?: string } | undefined;
   const extra = params?.additionalProperty ?? params?.unevaluatedProperty;
   return `${where} ${first.message ?? 'is invalid'}${extra ? `: "${extra}"` : ''}`;
-}
-
-/** The idempotency content identity of a request body: SHA-256 of its canonical form. */
-export function contentDigest(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
-}
-
-/** Sorted keys, no spaces, raw JSON verbatim: equal content gives equal text. */
-export function canonicalJson(value: unknown): string {
-  if (isRawJson(value)) return value.text;
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

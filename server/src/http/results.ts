@@ -15,7 +15,8 @@ import { eventJson } from '../wire/json.ts';
 import { writeKey, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { tracedPublish, tracingOn } from '../tracing.ts';
-import { contentDigest, idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
+import { contentDigest } from './digest.ts';
+import { idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
 /** A member that `readJsonBody` kept as exact text (the schema's `x-orbit-raw-json`). */
 function raw(value: unknown): RawJson | undefined {
