@@ -23,3 +23,13 @@ export function canonicalJson(value: unknown): string {
   }
   return JSON.stringify(value);
 }
+
+/**
+ * `value` without the top-level members `names` (members of a body that are not its content, such
+ * as a publish's `trace_context`): the same object when it has none of them.
+ */
+export function withoutMembers(value: unknown, names: readonly string[]): unknown {
+  if (names.length === 0 || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  if (!names.some((name) => Object.hasOwn(value, name))) return value;
+  return Object.fromEntries(Object.entries(value).filter(([name]) => !names.includes(name)));
+}

@@ -8,7 +8,7 @@ import { isCanonicalUint64, parseStrict, StrictJsonError } from '@orbit/spec/cod
 import { OrbitError } from '@orbit/spec/errors';
 import { MAX_BODY_BYTES } from '@orbit/spec/protocol';
 import { PATTERNS, RAW_JSON_PATHS, UINT64_MEMBERS, type Validator } from '@orbit/generated';
-import { contentDigest } from './digest.ts';
+import { contentDigest, withoutMembers } from './digest.ts';
 
 /** How much of an oversized body is read and dropped before the connection is cut. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
@@ -79,19 +79,26 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface ParsedBody<T> {
   readonly value: T;
-  /** SHA-256 of the body's canonical form: the idempotency content identity. */
+  /**
+   * SHA-256 of the canonical form of the body without the members it was told are not content:
+   * the idempotency content identity. Computed once, when first read: a batch, whose items each
+   * have their own, never reads it.
+   */
   readonly digest: string;
 }
 
 /**
  * Reads, parses and validates a JSON body with the request schema's generated validator. The
  * members the contract keeps as exact JSON text (`RAW_JSON_PATHS` of `schema`) stay `RawJson`;
- * every uint64 member must be in range (what the schema cannot say).
+ * every uint64 member must be in range (what the schema cannot say). `notContent` names the
+ * top-level members that the digest leaves out (a publish's `trace_context`: spec/README.md, Trace
+ * context), so that a route needs no second digest without them.
  */
 export async function readJsonBody<T>(
   request: Request,
   validator: Validator<T>,
   schema?: keyof typeof RAW_JSON_PATHS,
+  notContent: readonly string[] = [],
 ): Promise<ParsedBody<T>> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type.trim())) throw invalid('Content-Type must be application/json');
@@ -121,7 +128,14 @@ export async function readJsonBody<T>(
       throw invalid(`${field} must be a canonical uint64 decimal string`);
     }
   }
-  return { value, digest: contentDigest(value) };
+  let digest: string | undefined;
+  return {
+    value,
+    get digest() {
+      digest ??= contentDigest(withoutMembers(value, notContent));
+      return digest;
+    },
+  };
 }
 
 /**
