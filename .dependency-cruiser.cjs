@@ -78,6 +78,16 @@ module.exports = {
       to: { path: '^(generated|server|client|conformance|testing|bench|scripts)/' },
     },
     {
+      name: 'spec-opentelemetry-only-in-tracing',
+      comment:
+        '@opentelemetry/api is an optional peer dependency of @orbit/spec, needed by its tracing entry point alone (spec/' +
+        'tracing.ts, shared by the server and the SDK): a user of the codec, the errors or the protocol constants must not ' +
+        'need it installed, so no other module of spec/ imports it, or imports spec/tracing.ts.',
+      severity: 'error',
+      from: { path: '^spec/', pathNot: ['^spec/tracing\\.ts$', '\\.test\\.ts$'] },
+      to: { path: [npm('@opentelemetry/[^/]+'), '^spec/tracing\\.ts$'] },
+    },
+    {
       name: 'generated-imports-only-spec',
       comment:
         'generated/ is made from spec/ by scripts/generate.ts; it may import spec/ and nothing built on top of it, or the ' +

@@ -4,6 +4,8 @@
  * the registry, nothing from the workspace), then, from that project only:
  *
  * - every tarball passes publint and arethetypeswrong, ships its LICENSE and README, and no test;
+ * - `@orbit/spec` installs and loads alone, without its optional peer `@opentelemetry/api`, which
+ *   only its tracing entry point needs;
  * - plain `node` imports `@orbit/client`, whose management client talks to `npx orbit serve`;
  * - a CommonJS program loads it with `require()` on the Node versions that load ES modules that way
  *   by default (what README.md says), and with `await import()` on every version;
@@ -232,6 +234,32 @@ describe('the published packages, installed into a fresh project', () => {
     expect(orbitEntries.map(([path]) => path).sort()).toEqual(WORKSPACES.map((w) => `node_modules/@orbit/${w}`).sort());
     for (const [path, entry] of orbitEntries) expect(entry.resolved, path).toMatch(/^file:/);
     expect(existsSync(join(project, 'node_modules/tsx')), 'tsx installed').toBe(false);
+  });
+
+  it('installs @orbit/spec alone, without @opentelemetry/api, and loads every entry point but tracing', () => {
+    const alone = join(dir, 'spec-alone');
+    mkdirSync(alone);
+    const spec = packed.find((p) => p.name === '@orbit/spec')!;
+    writeFileSync(
+      join(alone, 'package.json'),
+      JSON.stringify({
+        name: 'spec-alone',
+        private: true,
+        type: 'module',
+        dependencies: { '@orbit/spec': `file:${join(dir, 'packs', spec.filename)}` },
+      }),
+    );
+    ok(sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], alone), 'npm install @orbit/spec');
+    expect(existsSync(join(alone, 'node_modules/@opentelemetry/api')), '@opentelemetry/api installed').toBe(false);
+    const program = [
+      "const loaded = await Promise.all(['codec', 'errors', 'protocol'].map((entry) => import(`@orbit/spec/${entry}`)));",
+      "const tracing = await import('@orbit/spec/tracing').then(() => 'loaded', (error) => error.message);",
+      'console.log(JSON.stringify({ loaded: loaded.length, tracing }));',
+    ].join('\n');
+    const out = JSON.parse(ok(sh(process.execPath, ['--input-type=module', '-e', program], alone), 'node (spec alone)'));
+    expect(out.loaded).toBe(3);
+    expect(existsSync(join(alone, 'node_modules/@orbit/spec/dist/tracing.js')), 'dist/tracing.js').toBe(true);
+    expect(out.tracing).toMatch(/Cannot find package '@opentelemetry\/api'/);
   });
 
   it('npx orbit serve answers /readyz and serves its OpenAPI document', async () => {

@@ -39,6 +39,8 @@ const FILES: Record<string, string> = {
   'node_modules/ws/index.js': 'module.exports = {};\n',
   'node_modules/hono/package.json': JSON.stringify({ name: 'hono', exports: { '.': { import: './dist/index.js' } } }),
   'node_modules/hono/dist/index.js': 'export const Hono = class {};\n',
+  'node_modules/@opentelemetry/api/package.json': JSON.stringify({ name: '@opentelemetry/api', main: 'index.js' }),
+  'node_modules/@opentelemetry/api/index.js': 'module.exports = {};\n',
   // A workspace package, linked into node_modules as npm does, whose exports point at its sources.
   'server/package.json': JSON.stringify({
     name: '@orbit/server',
@@ -48,6 +50,10 @@ const FILES: Record<string, string> = {
 
   'spec/errors.ts': 'export const CODE = 1;\n',
   'spec/up.ts': "import '../generated/index.ts'; // breaks spec-is-the-ground-floor\n",
+  'spec/tracing.ts': "import '@opentelemetry/api';\nexport const TRACED = 1;\n",
+  'spec/codec.ts':
+    "import '@opentelemetry/api';\nimport { TRACED } from './tracing.ts'; // breaks spec-opentelemetry-only-in-tracing twice\n" +
+    'export const CODEC = TRACED;\n',
   'generated/index.ts': "import { CODE } from '../spec/errors.ts';\nexport const VALIDATED = CODE;\n",
   'generated/up.ts': "import '../client/src/index.ts'; // breaks generated-imports-only-spec\n",
 
@@ -92,6 +98,8 @@ const EXPECTED = [
   'domain-no-io: server/src/domain/io.ts → node_modules/ws/index.js',
   'domain-no-outer-layers: server/src/domain/up.ts → server/src/store/store.ts',
   'spec-is-the-ground-floor: spec/up.ts → generated/index.ts',
+  'spec-opentelemetry-only-in-tracing: spec/codec.ts → node_modules/@opentelemetry/api/index.js',
+  'spec-opentelemetry-only-in-tracing: spec/codec.ts → spec/tracing.ts',
   'generated-imports-only-spec: generated/up.ts → client/src/index.ts',
   'client-not-server: client/src/index.ts → server/src/index.ts',
   'conformance-not-server: conformance/src/index.ts → server/src/index.ts',

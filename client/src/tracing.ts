@@ -8,66 +8,19 @@
  * (spec/README.md, Trace context), which the server stored from the publish, and its ACK span a
  * child of the handler span: one trace from publish to ACK across processes. `publishResult` and
  * `publishResults` send their own span's context in `trace_context` when the caller gave none.
- * The W3C text is read and written by `@orbit/spec/codec` for both packages; the check and the span
- * wrapper are a few lines the server has too (`server/src/tracing.ts`), since the client never
- * imports the server.
+ * The check, the span wrapper and the reading and writing of a trace context are
+ * `@orbit/spec/tracing`, shared with the server (the SDK never imports the server); this module
+ * names the SDK's tracer and adds the publish span.
  */
-import {
-  type Attributes,
-  type Context,
-  context,
-  createTraceState,
-  ProxyTracerProvider,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import type { TraceContext } from '@orbit/generated';
-import { formatTraceparent, parseTraceparent } from '@orbit/spec/codec';
+import { type SpanOptions, SpanKind, traceContextOf, traced as tracedIn } from '@orbit/spec/tracing';
 
-const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+export { parentOf, SpanKind, tracingOn } from '@orbit/spec/tracing';
 
-/** Whether an application registered a tracer provider: one global lookup and a comparison. */
-export function tracingOn(): boolean {
-  const provider = trace.getTracerProvider() as Partial<ProxyTracerProvider>;
-  return provider.getDelegate === undefined || provider.getDelegate() !== NOOP_PROVIDER;
-}
-
-/** Runs `work` in a new active span, ends it when the promise settles, and records a thrown error. */
-export async function traced<T>(
-  name: string,
-  options: { kind: SpanKind; attributes: Attributes; parent?: Context },
-  work: (span: Span) => Promise<T>,
-): Promise<T> {
-  const parent = options.parent ?? context.active();
-  const span = trace.getTracer('@orbit/client').startSpan(name, { kind: options.kind, attributes: options.attributes }, parent);
-  try {
-    return await context.with(trace.setSpan(parent, span), () => work(span));
-  } catch (error) {
-    span.recordException(error as Error);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-    throw error;
-  } finally {
-    span.end();
-  }
-}
-
-/** The remote parent an event's trace context names, or the root when it has none. */
-export function parentOf(traceContext: TraceContext | undefined): Context {
-  const parts = traceContext && parseTraceparent(traceContext.traceparent);
-  if (!parts) return ROOT_CONTEXT;
-  const traceState = traceContext.tracestate ? { traceState: createTraceState(traceContext.tracestate) } : {};
-  return trace.setSpanContext(ROOT_CONTEXT, { ...parts, isRemote: true, ...traceState });
-}
-
-/** The W3C text of a span's context, as `trace_context` carries it. */
-export function traceContextOf(span: Span): TraceContext {
-  const spanContext = span.spanContext();
-  const traceparent = formatTraceparent(spanContext);
-  const tracestate = spanContext.traceState?.serialize();
-  return tracestate ? { traceparent, tracestate } : { traceparent };
+/** A span of the SDK's tracer, `@orbit/client` (see `traced` of `@orbit/spec/tracing`). */
+export function traced<T>(name: string, options: SpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  return tracedIn('@orbit/client', name, options, work);
 }
 
 /**
@@ -78,8 +31,6 @@ export function publishSpan<T>(queueId: string, count: number, send: (own: Trace
   return traced(
     'orbit.publish',
     { kind: SpanKind.PRODUCER, attributes: { 'orbit.queue.id': queueId, 'orbit.batch.size': count } },
-    (span) => send(traceContextOf(span)),
+    (span) => send(traceContextOf(span.spanContext())),
   );
 }
-
-export { SpanKind };

@@ -5,6 +5,7 @@
  * exits with one of the codes of `EXIT`. `orbit-conformance list` prints the catalogue; `--help`,
  * `COMMAND --help` and `--version` explain the command (the options are declared in usage.ts).
  */
+import { constants } from 'node:os';
 import { PROFILES, type Profile } from './case.ts';
 import { ALL_CASES } from './cases/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -13,7 +14,7 @@ import { KnownFailingError, loadKnownFailing } from './known-failing.ts';
 import { renderOutcome, resultLine, writeReports } from './reports/index.ts';
 import { matchesAny } from './patterns.ts';
 import { runSuite, selectCases } from './runner.ts';
-import { prepareTarget, SetupError } from './setup.ts';
+import { prepareTarget, SetupError, stopAllTargets } from './setup.ts';
 import { CLIENT_CASES, loadClientConfig, runClientSuite } from './client/index.ts';
 import { asksForHelp, type CommandName, commandUsage, isCommand, overview, parseCommand, version } from './usage.ts';
 
@@ -147,6 +148,13 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   let target: Awaited<ReturnType<typeof prepareTarget>> | undefined;
+  // A server that spawn mode started has a process group of its own: on SIGINT or SIGTERM, stop it
+  // (and remove its temp directory) before ending as the signal would, or it outlives the run.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void stopAllTargets().finally(() => process.exit(128 + constants.signals[signal]));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     const config = loadConfig(values.config);
     const knownFailing = values['known-failing'] ? loadKnownFailing(values['known-failing']) : [];
@@ -198,6 +206,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw error;
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await target?.stop();
   }
 }

@@ -93,6 +93,18 @@ function parseBootstrap(stdout: string, role: Role): BootstrapOutput {
   return out as BootstrapOutput;
 }
 
+/**
+ * The `stop` of every target this process prepared and has not stopped yet. A server that spawn
+ * mode starts runs in a process group of its own, which a signal to the CLI's group (Ctrl-C in a
+ * terminal, a test runner ending the CLI) does not reach: the CLI stops them itself on a signal.
+ */
+const unstopped = new Set<() => Promise<void>>();
+
+/** Stops the servers and removes the temp directories of every target not yet stopped. */
+export async function stopAllTargets(): Promise<void> {
+  await Promise.all([...unstopped].map((stop) => stop()));
+}
+
 export async function prepareTarget(
   config: SuiteConfig,
   options: { seed?: number; numRuns?: number; waitReadyMs?: number; progress?: (line: string) => void } = {},
@@ -104,9 +116,11 @@ export async function prepareTarget(
   const baseUrl = substitute(config.baseUrl, vars);
   let server: Spawned | undefined;
   const stop = async () => {
+    unstopped.delete(stop);
     if (server) await stopServer(server.child);
     rmSync(dir, { recursive: true, force: true });
   };
+  unstopped.add(stop);
   try {
     if (config.server) {
       const command = substitute(config.server.command, vars);

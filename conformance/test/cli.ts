@@ -1,20 +1,46 @@
 /**
  * Test support: runs the conformance CLI as a separate process (as CI does) and collects its exit
  * status and output. Asynchronous, because the server under test may run in this process.
+ *
+ * The CLI runs in a process group of its own, and when the test that started it ends (passed,
+ * failed or timed out) a CLI still running gets SIGTERM, on which it stops the server it spawned
+ * (conformance/src/cli.ts), then SIGKILL after 10 s: a timed-out run leaves no `orbit serve`.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onTestFinished } from 'vitest';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
-export function runCli(args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runCli(
+  args: readonly string[],
+  watch?: (child: ChildProcess) => void,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(REPO, 'conformance/bin/orbit-conformance.mjs'), ...args], { cwd: REPO, detached: true });
+  onTestFinished(() => stopCli(child));
+  watch?.(child);
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO, 'conformance/bin/orbit-conformance.mjs'), ...args], { cwd: REPO });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+async function stopCli(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const signal = (s: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, s);
+    } catch {
+      // already gone
+    }
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
 }

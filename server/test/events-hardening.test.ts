@@ -6,6 +6,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -291,20 +292,33 @@ describe('event engine hardening on mysql only', () => {
   });
 
   /**
-   * Resolves once `n` other statements with FOR UPDATE are running: they wait for a row lock (a
-   * lock wait on a primary key shows in the process list, in MariaDB's optimizer, not always in
-   * innodb_trx).
+   * Resolves once `n` transactions of this test's database wait for a lock on a row of
+   * `subscriptions`: InnoDB's own lock waits (INNODB_TRX in state LOCK WAIT, and the lock it
+   * requested in INNODB_LOCK_WAITS and INNODB_LOCKS). Counting statements whose text says FOR
+   * UPDATE would also count one that runs and takes its lock at once, such as the prune's read of
+   * `result_head` before it commits the new boundary, and the case would go on too early.
+   *
+   * InnoDB answers these tables from one server-wide cache that it refreshes only when nobody has
+   * read it for 0.1 s (InnoDB's trx0i_s.cc): polled at `eventually`'s pace it would never change,
+   * so each look first waits longer than that.
    */
   async function lockWaiters(n: number): Promise<void> {
     await eventually(
       async () => {
+        await delay(150);
         const [rows] = await sql.query<mysql.RowDataPacket[]>(
-          "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE id <> CONNECTION_ID() AND db = DATABASE() AND info LIKE '%FOR UPDATE%'",
+          `SELECT COUNT(DISTINCT t.trx_id) AS n
+             FROM information_schema.INNODB_TRX t
+             JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+             JOIN information_schema.INNODB_LOCK_WAITS w ON w.requesting_trx_id = t.trx_id
+             JOIN information_schema.INNODB_LOCKS l ON l.lock_id = w.requested_lock_id
+            WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE() AND p.ID <> CONNECTION_ID()
+              AND l.lock_table = CONCAT('\`', DATABASE(), '\`.\`subscriptions\`')`,
         );
         return Number(rows[0]!.n) >= n;
       },
       10_000,
-      `${n} statements waiting for a row lock`,
+      `${n} transactions waiting for a lock on a subscription row`,
     );
   }
 

@@ -4,11 +4,11 @@
  * non-repeated parameters; JSON bodies up to 512 KiB, valid UTF-8, without duplicate keys, checked
  * by the generated validator and the codec's uint64 rule; an `Idempotency-Key` on every write.
  */
-import { createHash } from 'node:crypto';
-import { isCanonicalUint64, isRawJson, parseStrict, StrictJsonError } from '@orbit/spec/codec';
+import { isCanonicalUint64, parseStrict, StrictJsonError } from '@orbit/spec/codec';
 import { OrbitError } from '@orbit/spec/errors';
 import { MAX_BODY_BYTES } from '@orbit/spec/protocol';
 import { PATTERNS, RAW_JSON_PATHS, UINT64_MEMBERS, type Validator } from '@orbit/generated';
+import { contentDigest, withoutMembers } from './digest.ts';
 
 /** How much of an oversized body is read and dropped before the connection is cut. */
 const DRAIN_BYTES = 8 * 1024 * 1024;
@@ -79,19 +79,26 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface ParsedBody<T> {
   readonly value: T;
-  /** SHA-256 of the body's canonical form: the idempotency content identity. */
+  /**
+   * SHA-256 of the canonical form of the body without the members it was told are not content:
+   * the idempotency content identity. Computed once, when first read: a batch, whose items each
+   * have their own, never reads it.
+   */
   readonly digest: string;
 }
 
 /**
  * Reads, parses and validates a JSON body with the request schema's generated validator. The
  * members the contract keeps as exact JSON text (`RAW_JSON_PATHS` of `schema`) stay `RawJson`;
- * every uint64 member must be in range (what the schema cannot say).
+ * every uint64 member must be in range (what the schema cannot say). `notContent` names the
+ * top-level members that the digest leaves out (a publish's `trace_context`: spec/README.md, Trace
+ * context), so that a route needs no second digest without them.
  */
 export async function readJsonBody<T>(
   request: Request,
   validator: Validator<T>,
   schema?: keyof typeof RAW_JSON_PATHS,
+  notContent: readonly string[] = [],
 ): Promise<ParsedBody<T>> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type.trim())) throw invalid('Content-Type must be application/json');
@@ -121,7 +128,14 @@ export async function readJsonBody<T>(
       throw invalid(`${field} must be a canonical uint64 decimal string`);
     }
   }
-  return { value, digest: contentDigest(value) };
+  let digest: string | undefined;
+  return {
+    value,
+    get digest() {
+      digest ??= contentDigest(withoutMembers(value, notContent));
+      return digest;
+    },
+  };
 }
 
 /**
@@ -155,22 +169,4 @@ function describe(errors: Validator<unknown>['errors']): string {
   const params = first.params as { additionalProperty?: string; unevaluatedProperty?: string } | undefined;
   const extra = params?.additionalProperty ?? params?.unevaluatedProperty;
   return `${where} ${first.message ?? 'is invalid'}${extra ? `: "${extra}"` : ''}`;
-}
-
-/** The idempotency content identity of a request body: SHA-256 of its canonical form. */
-export function contentDigest(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
-}
-
-/** Sorted keys, no spaces, raw JSON verbatim: equal content gives equal text. */
-export function canonicalJson(value: unknown): string {
-  if (isRawJson(value)) return value.text;
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

@@ -15,7 +15,8 @@ import { eventJson } from '../wire/json.ts';
 import { writeKey, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { tracedPublish, tracingOn } from '../tracing.ts';
-import { contentDigest, idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
+import { contentDigest, withoutMembers } from './digest.ts';
+import { idempotencyKey, parseQuery, parseTarget, readJsonBody } from './request.ts';
 
 /** A member that `readJsonBody` kept as exact text (the schema's `x-orbit-raw-json`). */
 function raw(value: unknown): RawJson | undefined {
@@ -58,13 +59,15 @@ export function publishInput(queueId: string, value: PublishResultMembers, at = 
 }
 
 /**
- * The content identity of a publish (spec/README.md, Idempotency) leaves out its trace context: a
- * retry is a new span, and it must replay rather than conflict (spec/README.md, Trace context).
+ * The members of a publish that are not its content (spec/README.md, Idempotency): its trace
+ * context, since a retry is a new span, and it must replay rather than conflict (spec/README.md,
+ * Trace context). A single publish's body reader leaves them out of its one digest.
  */
-export function publishDigest(value: PublishResultMembers, digestOfValue?: string): string {
-  if (value.trace_context === undefined) return digestOfValue ?? contentDigest(value);
-  const { trace_context: _, ...content } = value;
-  return contentDigest(content);
+export const NOT_CONTENT: readonly string[] = ['trace_context'] satisfies (keyof PublishResultMembers)[];
+
+/** The content identity of one item of a batch publish: the digest a single publish of it has. */
+export function publishDigest(value: PublishResultMembers): string {
+  return contentDigest(withoutMembers(value, NOT_CONTENT));
 }
 
 /**
@@ -83,8 +86,8 @@ export function resultRoutes(app: Hono<AppEnv>, { store, authorize }: RouteConte
     const { id: queueId, action } = parseTarget(c.req.param('queue'), []);
     if (action !== null) throw new OrbitError('NOT_FOUND', 'no such resource');
     const key = idempotencyKey(c.req.header('idempotency-key'));
-    const body = await readJsonBody(c.req.raw, validatePublishResultRequest, 'PublishResultRequest');
-    const write = publishKey(key, publishDigest(body.value, body.digest));
+    const body = await readJsonBody(c.req.raw, validatePublishResultRequest, 'PublishResultRequest', NOT_CONTENT);
+    const write = publishKey(key, body.digest);
     const input = publishInput(queueId, body.value);
     const written = tracingOn()
       ? await tracedPublish(
