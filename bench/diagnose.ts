@@ -56,7 +56,6 @@ engine.turn = async (request: any) => {
   return outcome;
 };
 const statements = new Map<string, number[]>();
-const key = statementKey;
 const record = (k: string, ms: number) => {
   if (recording) (statements.get(k) ?? statements.set(k, []).get(k)!).push(ms);
 };
@@ -68,7 +67,7 @@ const timed = (tx: any, prefix = '') => ({
     try {
       return await tx.batch(statements);
     } finally {
-      record(`${prefix}[round trip] ${statements.map((s) => key(s.sql).slice(0, 28)).join(' | ')}`, performance.now() - t0);
+      record(`${prefix}[round trip] ${statements.map((s) => statementKey(s.sql).slice(0, 28)).join(' | ')}`, performance.now() - t0);
     }
   },
   async finish(statements: any[]) {
@@ -76,7 +75,10 @@ const timed = (tx: any, prefix = '') => ({
     try {
       return await tx.finish(statements);
     } finally {
-      record(`${prefix}[round trip + COMMIT] ${statements.map((s) => key(s.sql).slice(0, 28)).join(' | ')}`, performance.now() - t0);
+      record(
+        `${prefix}[round trip + COMMIT] ${statements.map((s) => statementKey(s.sql).slice(0, 28)).join(' | ')}`,
+        performance.now() - t0,
+      );
     }
   },
   async all(sql: string, params?: unknown[]) {
@@ -84,7 +86,7 @@ const timed = (tx: any, prefix = '') => ({
     try {
       return await tx.all(sql, params);
     } finally {
-      record(prefix + key(sql), performance.now() - t0);
+      record(prefix + statementKey(sql), performance.now() - t0);
     }
   },
   async run(sql: string, params?: unknown[]) {
@@ -92,7 +94,7 @@ const timed = (tx: any, prefix = '') => ({
     try {
       return await tx.run(sql, params);
     } finally {
-      record(prefix + key(sql), performance.now() - t0);
+      record(prefix + statementKey(sql), performance.now() - t0);
     }
   },
 });

@@ -27,7 +27,6 @@ export function statementKey(sql: string): string {
     .replace(/\s+/g, ' ')
     .replace(/'(?:[^'\\]|\\.)*'/g, '?')
     .replace(/\b\d+\b/g, 'N')
-    .replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)')
     .replace(/\((?:\?|N|NULL)(?:, ?(?:\?|N|NULL))*\)(?:, ?\((?:\?|N|NULL)(?:, ?(?:\?|N|NULL))*\))*/g, '(…)')
     .replace(/SELECT .*? FROM/, (m) => (m.length > 40 ? 'SELECT … FROM' : m))
     .trim()
