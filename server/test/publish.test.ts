@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrbitError } from '@orbit/spec/errors';
 import { RawJson, stringify } from '@orbit/spec/codec';
 import type { Principal } from '../src/store/principal.ts';
-import { Store, type ResultInput } from '../src/store/store.ts';
+import { UNSEQUENCED } from '../src/store/publish.ts';
+import { Store, type PublishOutcome, type ResultInput } from '../src/store/store.ts';
 import { eventJson } from '../src/wire/json.ts';
 import { writeKey, writtenAnswer } from '../src/wire/receipts.ts';
 import { freshDatabase, STORES, type TestDatabase } from '@orbit/testing';
@@ -165,6 +166,69 @@ describe.each(STORES)('publishing through the seam on %s', (kind) => {
         await other.close();
       }
     });
+
+  /** One item of a batch publish as the routes hand it to the store. */
+  const item = (key: string, content: string, result = `{"content":"${content}"}`) => ({
+    input: { queueId, type: 'task.succeeded' as const, taskId: hex32(), taskRevision: '1', result: new RawJson(result) },
+    write: writeKey(key, `digest-${content}`, 201, (event) => ({ event: eventJson(event) })),
+  });
+
+  const receipt = async (key: string) => {
+    const [row] = await store.db.all('SELECT status, response, sequence FROM idempotency_records WHERE idem_key = ?', [key]);
+    return { status: Number(row!.status), response: String(row!.response), sequence: String(row!.sequence) };
+  };
+
+  const written = (outcome: PublishOutcome) => {
+    if (!('written' in outcome)) throw outcome.error;
+    return outcome.written;
+  };
+
+  it('commits a group of fresh keys in one round trip; each receipt stores its answer byte for byte, with its sequence', async () => {
+    const keys = Array.from({ length: 5 }, (_, i) => `fresh-${i}-${hex32()}`);
+    const trips = store.db.counts.roundTrips;
+    const outcomes = await store.publishResults(
+      principal,
+      queueId,
+      keys.map((key, i) => item(key, `f${i}`)),
+    );
+    expect(store.db.counts.roundTrips - trips).toBe(1);
+    for (const [i, key] of keys.entries()) {
+      const { replayed, value, answer } = written(outcomes[i]!);
+      expect(replayed).toBe(false);
+      // The answer is the route's rendering of the committed result, and the receipt holds it.
+      expect(answer).toEqual({ status: 201, body: stringify({ event: eventJson(value) }) });
+      expect(await receipt(key)).toEqual({ status: 201, response: answer.body, sequence: value.sequence.toString() });
+    }
+  });
+
+  it('sends a group with a used key through the receipts: the key replays, the others append once, on the next sequences', async () => {
+    const used = `used-${hex32()}`;
+    const [first] = await store.publishResults(principal, queueId, [item(used, 'u')]);
+    const before = await resultCount();
+    const head = (await store.logPosition()).head;
+    const fresh = `fresh-${hex32()}`;
+    const [again, other] = await store.publishResults(principal, queueId, [item(used, 'u'), item(fresh, 'v')]);
+    expect(written(again!)).toEqual({ replayed: true, answer: { status: 201, body: written(first!).answer.body } });
+    const appended = written(other!);
+    expect(appended.replayed).toBe(false);
+    expect(appended.value.sequence).toBe(head + 1n);
+    expect(await resultCount()).toBe(before + 1);
+    expect(await receipt(fresh)).toEqual({ status: 201, response: appended.answer.body, sequence: (head + 1n).toString() });
+  });
+
+  it('stores an answer whose content holds the placeholder of its sequence exactly as it answers', async () => {
+    // The digits the one-trip path marks the sequence with (publish.ts, UNSEQUENCED), twice.
+    const result = `{"n":${UNSEQUENCED},"s":"${UNSEQUENCED}"}`;
+    const key = `placeholder-${hex32()}`;
+    const [outcome] = await store.publishResults(principal, queueId, [item(key, 'p', result)]);
+    const { value, answer } = written(outcome!);
+    expect(answer.body).toBe(stringify({ event: eventJson(value) }));
+    expect((JSON.parse(answer.body) as { event: { snapshot: { result: unknown } } }).event.snapshot.result).toEqual({
+      n: Number(UNSEQUENCED),
+      s: UNSEQUENCED.toString(),
+    });
+    expect(await receipt(key)).toEqual({ status: 201, response: answer.body, sequence: value.sequence.toString() });
+  });
 
   it('splits large publishes into groups that fit a MySQL packet (16 MiB by default)', async () => {
     // 40 results of 500 KiB arriving together: 20 MB in one INSERT would exceed the packet.

@@ -5,15 +5,19 @@
  * multi-row INSERT of results, one of receipts, one durable commit. Without this the head row
  * serializes every publish behind its own commit.
  *
- * A group never half-commits: a receipt is written in the transaction of its result. When another
- * node commits one of the group's keys first (a unique violation), the group is rolled back and
- * each publish runs alone through `idempotent`, which replays that node's receipt.
+ * A group goes in one round trip when none of its keys has a receipt yet, which is nearly always (a
+ * key comes back only when a client retries): `commitFresh` writes the receipts without reading
+ * first, and a key that has one after all fails the receipts' primary key, which rolls the group
+ * back and sends it through `commitGroup` (two round trips: it reads the receipts, then replays or
+ * appends). A group never half-commits: a receipt is written in the transaction of its result. When
+ * another node commits one of the group's keys first (a unique violation there too), the group is
+ * rolled back and each publish runs alone through `idempotent`, which replays that node's receipt.
  */
 import { RawJson, stringify } from '@orbit/spec/codec';
 import { idempotent, replayOf, whereKeys, type IdempotencyScope, type StoredAnswer, type Written } from './idempotency.ts';
 import type { ResultRecord } from './records.ts';
-import { appendAfter, appendResults, lockHead, type ResultInput } from './results.ts';
-import { big, command, isUniqueViolation, query, type Database, type Query, type Row } from './sql.ts';
+import { appendAfter, appendAndCommit, appendResults, lockHead, type ResultInput, type SequenceSql } from './results.ts';
+import { big, command, isUniqueViolation, query, type Command, type Database, type Query, type Row } from './sql.ts';
 
 export interface PublishRequest {
   readonly scope: IdempotencyScope;
@@ -59,6 +63,89 @@ function byIdentity(rows: readonly Row[]): Map<string, Row> {
   return new Map(
     rows.map((r) => [identity({ credentialId: String(r.credential_id), scope: String(r.scope), key: String(r.idem_key) }), r]),
   );
+}
+
+/**
+ * A sequence no log reaches: `commitFresh` renders each answer with it and splits the text where it
+ * stands, so that the statement storing the answer can put in the sequence the head gives it.
+ */
+export const UNSEQUENCED = -7340032906377157361n;
+
+/**
+ * A stored answer around its result's sequence: `before` + the sequence + `after`; an answer that
+ * does not show the sequence is `before` alone (`after` null).
+ */
+interface SplitAnswer {
+  readonly status: number;
+  readonly before: string;
+  readonly after: string | null;
+}
+
+/** Thrown (and caught) when an answer cannot be split: its content holds the placeholder's digits too. */
+class Unsplittable extends Error {}
+
+function splitAnswer(request: PublishRequest, result: ResultRecord): SplitAnswer {
+  const { status, body } = request.render({ ...result, sequence: UNSEQUENCED });
+  const mark = UNSEQUENCED.toString();
+  const at = body.indexOf(mark);
+  if (at < 0) return { status, before: body, after: null };
+  if (body.indexOf(mark, at + 1) >= 0) throw new Unsplittable();
+  return { status, before: body.slice(0, at), after: body.slice(at + mark.length) };
+}
+
+function joinAnswer({ status, before, after }: SplitAnswer, sequence: bigint): StoredAnswer {
+  return { status, body: after === null ? before : `${before}${sequence}${after}` };
+}
+
+/** The receipts of a fresh group, each row's sequence and stored answer taken from the head in the statement. */
+function freshReceipts(group: readonly PublishRequest[], answers: readonly SplitAnswer[], sequence: SequenceSql, now: number): Command {
+  const response = (i: number) => (answers[i]!.after === null ? '?' : `CONCAT(?, ${sequence(i)}, ?)`);
+  return command(
+    `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
+     VALUES ${group.map((_, i) => `(?, ?, ?, ?, ?, ${response(i)}, ?, ${sequence(i)})`).join(', ')}`,
+    group.flatMap(({ scope }, i) => {
+      const { status, before, after } = answers[i]!;
+      return [scope.credentialId, scope.scope, scope.key, scope.digest, status, before, ...(after === null ? [] : [after]), now];
+    }),
+  );
+}
+
+/**
+ * A group none of whose keys has a receipt, in one round trip (`appendAndCommit` with the receipts).
+ * A key with a receipt after all fails the receipts' primary key and rejects with that unique
+ * violation, with nothing written; null: an answer could not be split (see `UNSEQUENCED`).
+ */
+async function commitFresh(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[] | null> {
+  const now = Date.now();
+  let answers: SplitAnswer[] = [];
+  try {
+    const results = await db.transaction((tx) =>
+      appendAndCommit(
+        tx,
+        group.map((r) => r.input),
+        now,
+        (unsequenced, sequence) => {
+          answers = group.map((request, i) => splitAnswer(request, unsequenced[i]!));
+          return [freshReceipts(group, answers, sequence, now)];
+        },
+      ),
+    );
+    return results.map((value, i) => ({ written: { replayed: false, value, answer: joinAnswer(answers[i]!, value.sequence) } }));
+  } catch (error) {
+    if (error instanceof Unsplittable) return null;
+    throw error;
+  }
+}
+
+/** A group in one round trip when it is fresh, else in two (`commitGroup`). */
+async function commitFreshOrGroup(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[]> {
+  try {
+    const outcomes = await commitFresh(db, group);
+    if (outcomes) return outcomes;
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+  }
+  return commitGroup(db, group);
 }
 
 /**
@@ -129,7 +216,7 @@ export async function publishAll(db: Database, requests: readonly PublishRequest
   const group = leaders.map((i) => requests[i]!);
   let answers: PublishOutcome[];
   try {
-    answers = await commitGroup(db, group);
+    answers = await commitFreshOrGroup(db, group);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     answers = await Promise.all(group.map((request) => publishAlone(db, request)));

@@ -91,14 +91,25 @@ export function appendAfter(head: bigint, inputs: readonly ResultInput[], now: n
   };
 }
 
+/** The SQL of the `i`-th appended result's sequence (from 0), for what `appendAndCommit`'s `also` writes. */
+export type SequenceSql = (i: number) => string;
+
 /**
  * Appends results in a transaction of their own and commits it, in one round trip: the rows take
  * their sequences from the head inside the statements, and the last statement says where the head
  * was. MySQL locks the head and reads it into a session variable (`SELECT … INTO @orbit_head … FOR
  * UPDATE`); SQLite (one writer, so no lock) selects the rows from a VALUES list joined to the head.
  * So an append of one result costs one round trip, and on SQLite one message to its writer thread.
+ *
+ * `also` adds statements to the same round trip, after the results and before the head moves: it
+ * gets the results (their sequences are offsets, 1, 2, …) and the SQL of each one's sequence.
  */
-export async function appendAndCommit(tx: Tx, inputs: readonly ResultInput[], now: number): Promise<ResultRecord[]> {
+export async function appendAndCommit(
+  tx: Tx,
+  inputs: readonly ResultInput[],
+  now: number,
+  also: (results: readonly ResultRecord[], sequence: SequenceSql) => Command[] = () => [],
+): Promise<ResultRecord[]> {
   if (inputs.length === 0) {
     await tx.finish([]);
     return [];
@@ -110,27 +121,26 @@ export async function appendAndCommit(tx: Tx, inputs: readonly ResultInput[], no
   const n = inputs.length;
   const rows = (first: (i: number) => string) =>
     inputs.map((_, i) => `(${first(i)}, ${Array.from({ length: columns - 1 }, () => '?').join(', ')})`).join(', ');
-  const [head] =
+  const answers =
     tx.dialect === 'mysql'
-      ? (
-          await tx.finish([
-            command(`SELECT head_sequence INTO @orbit_head FROM result_head WHERE id = 1${tx.phrases.forUpdate}`),
-            command(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${rows((i) => `@orbit_head + ${i + 1}`)}`, params),
-            command(`UPDATE result_head SET head_sequence = @orbit_head + ${n} WHERE id = 1`),
-            query('SELECT @orbit_head AS head'),
-          ])
-        )[3]
-      : (
-          await tx.finish([
-            command(
-              `INSERT INTO results (${RESULT_COLUMNS}) SELECT h.head_sequence + v.column1, ${Array.from({ length: columns - 1 }, (_, c) => `v.column${c + 2}`).join(', ')}
-                 FROM result_head h, (VALUES ${rows((i) => String(i + 1))}) v WHERE h.id = 1`,
-              params,
-            ),
-            command(`UPDATE result_head SET head_sequence = head_sequence + ${n} WHERE id = 1`),
-            query(`SELECT head_sequence - ${n} AS head FROM result_head WHERE id = 1`),
-          ])
-        )[2];
+      ? await tx.finish([
+          command(`SELECT head_sequence INTO @orbit_head FROM result_head WHERE id = 1${tx.phrases.forUpdate}`),
+          command(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${rows((i) => `@orbit_head + ${i + 1}`)}`, params),
+          ...also(results, (i) => `@orbit_head + ${i + 1}`),
+          command(`UPDATE result_head SET head_sequence = @orbit_head + ${n} WHERE id = 1`),
+          query('SELECT @orbit_head AS head'),
+        ])
+      : await tx.finish([
+          command(
+            `INSERT INTO results (${RESULT_COLUMNS}) SELECT h.head_sequence + v.column1, ${Array.from({ length: columns - 1 }, (_, c) => `v.column${c + 2}`).join(', ')}
+               FROM result_head h, (VALUES ${rows((i) => String(i + 1))}) v WHERE h.id = 1`,
+            params,
+          ),
+          ...also(results, (i) => `(SELECT head_sequence FROM result_head WHERE id = 1) + ${i + 1}`),
+          command(`UPDATE result_head SET head_sequence = head_sequence + ${n} WHERE id = 1`),
+          query(`SELECT head_sequence - ${n} AS head FROM result_head WHERE id = 1`),
+        ]);
+  const [head] = answers[answers.length - 1] as Row[];
   const base = big(head!.head);
   return results.map((r) => ({ ...r, sequence: base + r.sequence }));
 }
