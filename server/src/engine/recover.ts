@@ -81,11 +81,9 @@ async function recoverSubscription(db: Database, subscriptionId: string, policy:
       checkAt: recovery.checkAt,
     });
     await tx.finish(
-      [
-        rewriteDeliveries(recovery.recovered),
-        saveSubscription(subscriptionId, locked.record.cursorSequence, counters),
-        moveHeld(held),
-      ].filter((s) => s !== null),
+      [rewriteDeliveries(recovery.recovered), saveSubscription(subscriptionId, locked.cursor, counters), moveHeld(held)].filter(
+        (s) => s !== null,
+      ),
     );
     return {
       pending,

@@ -173,18 +173,17 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     );
     const acked = writeAcks(group.acknowledged, now);
     const state: SubscriptionState =
-      locked === null || locked.record.retiredAt !== null
+      locked === null || locked.retired
         ? { kind: 'retired' }
-        : historyExpired(locked.record.cursorSequence, context.boundary)
+        : historyExpired(locked.cursor, context.boundary)
           ? { kind: 'history_expired', boundary: context.boundary }
-          : locked.record.enabled
+          : locked.enabled
             ? { kind: 'open' }
             : { kind: 'paused' };
     if (locked === null) {
       await tx.finish(present([acked]));
       return { acks: group.answers, leased: [], state, lost: [], more: false, hints };
     }
-    const subscription = locked.record;
     const open = state.kind === 'open' && request.sessions.length > 0;
     const pendingAfterAcks = locked.counters.pendingCount - group.acknowledged.length;
 
@@ -231,17 +230,17 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ...(recovery?.recovered.filter((d) => d.state === 'PENDING') ?? []),
       ...(wait ? waitingRows.map((r) => r.delivery).filter((d) => !settled.has(d.id) && d.state === 'PENDING') : []),
     ].sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
-    const candidates = results.filter((r) => r.sequence > subscription.cursorSequence);
+    const candidates = results.filter((r) => r.sequence > locked.cursor);
     const plan = planLeases({
       slots: leasing ? free : 0,
       waiting,
       waitingMore: wait && waitingRows.length > asking,
       now,
-      cursor: subscription.cursorSequence,
+      cursor: locked.cursor,
       head: context.head,
       candidates: leasing ? candidates.map((r) => r.sequence) : [],
       limit: leasing ? logLimit : 0,
-      pendingRoom: subscription.maxPending - pendingAfterAcks,
+      pendingRoom: locked.maxPending - pendingAfterAcks,
     });
     const owners = assignOwners(slots, plan.fromWaiting.length + plan.fromLog);
     const leaseMs = request.leaseMs;
@@ -266,7 +265,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
         subscriptionId,
         sequence: event.sequence,
         eventId: event.id,
-        attemptBudget: subscription.maxAttempts,
+        attemptBudget: locked.maxAttempts,
         now,
       });
       const next = lease(pending, { now, leaseMs, digest: sha256Hex(secret), session });
@@ -284,7 +283,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ...(leased.length > 0 ? { leaseUntil: now + leaseMs } : {}),
     });
     const changed =
-      plan.cursor !== subscription.cursorSequence ||
+      plan.cursor !== locked.cursor ||
       next.pendingCount !== locked.counters.pendingCount ||
       next.waitingCount !== locked.counters.waitingCount ||
       next.leaseCheckAt !== locked.counters.leaseCheckAt;

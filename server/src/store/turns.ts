@@ -11,17 +11,7 @@
  */
 import type { Delivery } from '../domain/delivery.ts';
 import type { Counters, SessionRow } from '../domain/turn.ts';
-import type { SubscriptionRecord } from '../domain/subscription.ts';
-import {
-  DELIVERY_COLUMNS,
-  RESULT_COLUMNS,
-  resultColumnsAs,
-  SUBSCRIPTION_SELECT,
-  toDelivery,
-  toResult,
-  toSubscription,
-  type ResultRecord,
-} from './records.ts';
+import { DELIVERY_COLUMNS, RESULT_COLUMNS, resultColumnsAs, toDelivery, toResult, type ResultRecord } from './records.ts';
 import { big, command, num, numOrNull, query, type Command, type Query, type Row, type Sql } from './sql.ts';
 
 /** The index that holds a subscription's deliveries by state, lease end and sequence (`tables/define.ts`). */
@@ -42,15 +32,25 @@ export function byId<T extends { readonly id: string }>(
 
 // --- the subscription ----------------------------------------------------------------------------
 
-/** The subscription's row with the engine's counters, locked until the transaction ends. */
+/**
+ * What the engine decides with from the subscription's row (its cursor, state, limits and
+ * counters), locked until the transaction ends. Only these columns: every column of a result set
+ * costs both processes its metadata on every execution, and the lock is read on every turn.
+ */
 export function lockSubscription(sql: Sql, id: string): Query {
-  return query(`SELECT ${SUBSCRIPTION_SELECT}, waiting_count, lease_check_at FROM subscriptions WHERE id = ?${sql.phrases.forUpdate}`, [
-    id,
-  ]);
+  return query(
+    `SELECT cursor_sequence, enabled, retired_at, max_pending, max_attempts, pending_count, waiting_count, lease_check_at
+       FROM subscriptions WHERE id = ?${sql.phrases.forUpdate}`,
+    [id],
+  );
 }
 
 export interface LockedSubscription {
-  readonly record: SubscriptionRecord;
+  readonly cursor: bigint;
+  readonly enabled: boolean;
+  readonly retired: boolean;
+  readonly maxPending: number;
+  readonly maxAttempts: number;
   readonly counters: Counters;
 }
 
@@ -58,7 +58,11 @@ export function readSubscription(rows: readonly Row[]): LockedSubscription | nul
   const row = rows[0];
   if (!row) return null;
   return {
-    record: toSubscription(row),
+    cursor: big(row.cursor_sequence),
+    enabled: num(row.enabled) === 1,
+    retired: numOrNull(row.retired_at) !== null,
+    maxPending: num(row.max_pending),
+    maxAttempts: num(row.max_attempts),
     counters: { pendingCount: num(row.pending_count), waitingCount: num(row.waiting_count), leaseCheckAt: numOrNull(row.lease_check_at) },
   };
 }
