@@ -48,7 +48,20 @@ export interface MysqlOptions {
   readonly connectionLimit?: number;
   /** The server is a Galera cluster node: causal reads and certification retries (see above). */
   readonly galera?: boolean;
+  /** MariaDB ends a transaction idle this long (`idle_transaction_timeout`; see `IDLE_TRANSACTION_TIMEOUT_S`). */
+  readonly idleTransactionTimeoutS?: number;
 }
+
+/**
+ * How long MariaDB lets a transaction of this node sit idle before it ends it, rolling it back and
+ * closing its connection. Orbit's transactions are idle only between their round trips
+ * (milliseconds). A node cut off from the database in the middle of one cannot send its COMMIT or
+ * ROLLBACK, and MariaDB does not learn that it is gone (nothing resets the connection), so the
+ * rows it locked (a subscription, the log's head) would stay locked, and every other node's turn
+ * or publish would wait on them, until TCP keepalive gives up hours later. MySQL has no such
+ * setting (docs/operations.md).
+ */
+export const IDLE_TRANSACTION_TIMEOUT_S = 10;
 
 /** mysql2's callback interface (the core pool or connection under the promise wrappers). */
 interface CallbackQueryable {
@@ -191,7 +204,13 @@ export class MysqlDatabase implements Database {
     ];
     // Transactions send a round trip's statements in one packet (`Sql.batch`), except on Galera
     // (see above); single statements outside them never need to, so that pool keeps them off.
-    this.txPool = pool(options.url, limit, [...settings, 'SET SESSION autocommit = 0'], !this.galera);
+    const idle = options.idleTransactionTimeoutS;
+    this.txPool = pool(
+      options.url,
+      limit,
+      [...settings, 'SET SESSION autocommit = 0', ...(idle === undefined ? [] : [`SET SESSION idle_transaction_timeout = ${Math.trunc(idle)}`])],
+      !this.galera,
+    );
     this.pool = pool(options.url, Math.max(2, Math.ceil(limit / 4)), settings);
     this.direct = new Connection(core(this.pool), this.galera, false);
   }

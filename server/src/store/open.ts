@@ -14,7 +14,7 @@
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import mysql from 'mysql2/promise';
-import { MysqlDatabase } from './mysql.ts';
+import { IDLE_TRANSACTION_TIMEOUT_S, MysqlDatabase } from './mysql.ts';
 import { redactDatabaseUrl, type Database } from './sql.ts';
 import { SqliteDatabase } from './sqlite.ts';
 
@@ -91,15 +91,23 @@ async function openMysql(url: string, options: OpenOptions): Promise<Database> {
     });
   }
   let galera: boolean;
+  let endsIdle: boolean;
   try {
     await useOrCreate(admin, name, { shown, at, create: options.createDatabase === true });
-    // MySQL has no such variable (no row); MariaDB without a cluster says OFF.
-    const [rows] = await admin.query("SHOW GLOBAL VARIABLES LIKE 'wsrep_on'");
-    galera = (rows as { Value?: string }[]).some((row) => String(row.Value).toUpperCase() === 'ON');
+    // MySQL has neither variable (no row); MariaDB without a cluster says OFF for `wsrep_on`.
+    const [rows] = await admin.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'idle_transaction_timeout')");
+    const variables = new Map((rows as { Variable_name: string; Value: string }[]).map((row) => [row.Variable_name, String(row.Value)]));
+    galera = variables.get('wsrep_on')?.toUpperCase() === 'ON';
+    endsIdle = variables.has('idle_transaction_timeout');
   } finally {
     await admin.end();
   }
-  return new MysqlDatabase({ url, galera, ...(options.connectionLimit ? { connectionLimit: options.connectionLimit } : {}) });
+  return new MysqlDatabase({
+    url,
+    galera,
+    ...(endsIdle ? { idleTransactionTimeoutS: IDLE_TRANSACTION_TIMEOUT_S } : {}),
+    ...(options.connectionLimit ? { connectionLimit: options.connectionLimit } : {}),
+  });
 }
 
 /**
