@@ -52,6 +52,21 @@ describe('a transaction left idle on MariaDB', () => {
     }
   });
 
+  it('MUST NOT end a pooled connection that waits between transactions (autocommit off is no open transaction)', async () => {
+    const database = await freshDatabase('mysql');
+    const db = new MysqlDatabase({ url: database.url, idleTransactionTimeoutS: 1, connectionLimit: 1 });
+    const connection = (options = {}) =>
+      db.transaction((tx) => tx.all('SELECT CONNECTION_ID() AS id'), options).then(([row]) => String(row!.id));
+    try {
+      const first = await connection();
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(await connection({ retries: 0 })).toBe(first);
+    } finally {
+      await db.close();
+      await database.drop();
+    }
+  });
+
   it('MUST be what a store opened on MariaDB sets for its transactions', async () => {
     const database = await freshDatabase('mysql');
     const store = await Store.open(database.url);
