@@ -22,7 +22,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   ackedCount,
-  api,
   checkHistory,
   eventually,
   type Forwarder,
@@ -43,6 +42,7 @@ import {
   type Store,
   spawnServer,
   startOrbitBalancer,
+  subscribeThroughBalancer,
   TASK,
   type TestDatabase,
 } from '@orbit/testing';
@@ -87,20 +87,7 @@ describe('three nodes behind HAProxy, restarted one by one while results flow (M
     const lb = balancer.url;
     const history = new HistoryLog();
 
-    const boot = await store.bootstrap({
-      namespace: 'lb',
-      application: 'app',
-      queues: ['q'],
-      permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
-    });
-    const queueId = boot.queue_ids.q!;
-    const created = await api(lb, 'POST', '/v1/subscriptions', {
-      token: boot.token,
-      key: 'lb',
-      body: { name: 'lb', queue_id: queueId, max_pending: 1000 },
-    });
-    expect(created.status).toBe(201);
-    const subscriptionId = created.json.data.subscription.id as string;
+    const { boot, queueId, subscriptionId } = await subscribeThroughBalancer(store, balancer, 'lb');
 
     consumer = spawnExampleConsumer({ url: lb, token: boot.token, subscriptionId, inbox: inboxDb.url }, consumerLog);
 
@@ -257,20 +244,7 @@ describe('a node drained by a failing /readyz behind HAProxy: its database link 
     const cutsSessions = SHUTDOWN_SESSIONS.test(edit ? edit(config) : config);
     const history = new HistoryLog();
 
-    const boot = await store.bootstrap({
-      namespace: name,
-      application: 'app',
-      queues: ['q'],
-      permissions: ['events:manage', 'events:read', 'events:consume', 'results:publish'],
-    });
-    const queueId = boot.queue_ids.q!;
-    const created = await api(balancer.url, 'POST', '/v1/subscriptions', {
-      token: boot.token,
-      key: name,
-      body: { name, queue_id: queueId, max_pending: 1000 },
-    });
-    expect(created.status).toBe(201);
-    const subscriptionId = created.json.data.subscription.id as string;
+    const { boot, queueId, subscriptionId } = await subscribeThroughBalancer(store, balancer, name);
     const inbox = await freshDatabase('mysql');
     cleanups.push(() => inbox.drop());
     const log: string[] = [];

@@ -1,10 +1,13 @@
 /**
  * @module
  * API shortcuts that tests use to set up a scene: publish results, create and configure a
- * subscription, list its deliveries. Each one throws when the server does not answer as the
- * contract says, so a broken setup fails the test that needed it.
+ * subscription (or bootstrap one through a balancer), list its deliveries. Each one throws when
+ * the server does not answer as the contract says, so a broken setup fails the test that needed it.
  */
+import type { BootstrapResult, Store } from '../../server/src/internal.ts';
+import type { HaproxyProcess } from './haproxy.ts';
 import { type ApiResponse, api } from './http.ts';
+import { ALL_PERMISSIONS } from './servers.ts';
 
 export const TASK = '66666666666666666666666666666666';
 
@@ -32,6 +35,24 @@ export async function subscribe(base: string, token: string, queueId: string, ex
   });
   expectStatus(r, 201, 'create subscription');
   return r.json.data.subscription;
+}
+
+/**
+ * The setup of a topology test's consumer: namespace `name` bootstrapped in `store` (application
+ * `app`, one queue `q`, every permission), and a subscription named `name` on that queue created
+ * through `balancer`, as a client behind it would, with `max_pending` 1000 (the most that
+ * spec/openapi.yaml allows). Throws unless the balancer answers 201. Here, not in haproxy.ts: that
+ * module must stay free of workspace imports (see its opening comment).
+ */
+export async function subscribeThroughBalancer(
+  store: Store,
+  balancer: HaproxyProcess,
+  name: string,
+): Promise<{ boot: BootstrapResult; queueId: string; subscriptionId: string }> {
+  const boot = await store.bootstrap({ namespace: name, application: 'app', queues: ['q'], permissions: ALL_PERMISSIONS });
+  const queueId = boot.queue_ids.q!;
+  const subscription = await subscribe(balancer.url, boot.token, queueId, { name, max_pending: 1000 });
+  return { boot, queueId, subscriptionId: subscription.id as string };
 }
 
 export async function configure(base: string, token: string, id: string, enabled: boolean): Promise<void> {

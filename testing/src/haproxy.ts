@@ -3,6 +3,8 @@
  * Debian's haproxy running the repository's configurations (docs/operations.md): `orbit.cfg` in
  * front of Orbit nodes, and `galera-writer.cfg` (with `galera-check.sh`) between Orbit and a
  * Galera cluster. The topology tests and the benchmark start it from here, on a free port.
+ * It imports no workspace package: the cluster suite's global setup loads it where their sources
+ * do not resolve (server/test/cluster/setup.ts).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -17,7 +17,7 @@ export {
 } from './databases.ts';
 export type { Store } from '../../server/src/internal.ts';
 export { handledByExample, publishUntilAnswered, spawnExampleConsumer } from './consumers.ts';
-export { configure, deliveries, publish, subscribe, TASK } from './fixtures.ts';
+export { configure, deliveries, publish, subscribe, subscribeThroughBalancer, TASK } from './fixtures.ts';
 export { ensureDebianPackage } from './debian.ts';
 export { HAPROXY, haproxyMissing, type HaproxyProcess, startOrbitBalancer, startWriterProxy } from './haproxy.ts';
 export { type ApiResponse, api } from './http.ts';

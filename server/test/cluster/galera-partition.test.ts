@@ -23,7 +23,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.ts';
 import {
   ackedCount,
-  api,
   checkHistory,
   eventually,
   freePort,
@@ -41,6 +40,7 @@ import {
   spawnServer,
   startOrbitBalancer,
   startWriterProxy,
+  subscribeThroughBalancer,
   TASK,
   type TestDatabase,
   TestSocket,
@@ -55,7 +55,6 @@ const ENV = {
   ORBIT_NODE_TTL_MS: '3000',
   ORBIT_SWEEP_INTERVAL_MS: '200',
 };
-const PERMISSIONS = ['events:manage', 'events:read', 'events:consume', 'results:publish'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('Galera partitions: each node and its Orbit node in a network namespace of their own', () => {
@@ -126,15 +125,7 @@ describe('Galera partitions: each node and its Orbit node in a network namespace
 
   /** A subscription with the example consumer on it through the balancer (its Inbox on the host's MariaDB). */
   async function consume(store: Store, balancer: HaproxyProcess, name: string) {
-    const boot = await store.bootstrap({ namespace: name, application: 'app', queues: ['q'], permissions: PERMISSIONS });
-    const queueId = boot.queue_ids.q!;
-    const created = await api(balancer.url, 'POST', '/v1/subscriptions', {
-      token: boot.token,
-      key: name,
-      body: { name, queue_id: queueId, max_pending: 1000 },
-    });
-    expect(created.status).toBe(201);
-    const subscriptionId = created.json.data.subscription.id as string;
+    const { boot, queueId, subscriptionId } = await subscribeThroughBalancer(store, balancer, name);
     const inbox: TestDatabase = await freshDatabase('mysql');
     cleanups.push(() => inbox.drop());
     const log: string[] = [];
