@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it, onTestFinished } from 'vitest';
-import { REPO, runCli } from './cli.ts';
+import { isRunning, REPO, runCli } from './cli.ts';
 
 /**
  * What the timed-out case saw: the CLI's PID, its child processes once the suite ran, the server's
@@ -27,15 +27,6 @@ function childrenOf(pid: number): number[] {
     .map((line) => line.trim().split(/\s+/).map(Number))
     .filter(([, parent]) => parent === pid)
     .map(([child]) => child!);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 it.fails('times out while the CLI runs the suite against the server it spawned', { timeout: 20_000 }, async () => {
@@ -68,8 +59,8 @@ it('leaves neither the CLI nor the server it spawned running after that timeout'
   expect(seen.cli).toBeDefined();
   expect(seen.baseUrl).toBeDefined();
   expect(seen.children.length).toBeGreaterThan(0);
-  expect(alive(seen.cli!), `CLI ${seen.cli}`).toBe(false);
-  for (const pid of seen.children) expect(alive(pid), `child ${pid} of the CLI`).toBe(false);
+  expect(isRunning(seen.cli!), `CLI ${seen.cli}`).toBe(false);
+  for (const pid of seen.children) expect(isRunning(pid), `child ${pid} of the CLI`).toBe(false);
   const answer = await fetch(`${seen.baseUrl}/healthz`).then(
     (r) => `HTTP ${r.status}`,
     () => 'refused',
