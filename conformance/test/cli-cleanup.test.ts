@@ -2,9 +2,10 @@
  * A test that times out while the conformance CLI runs leaves no process behind: the CLI in spawn
  * mode (as suite-sqlite.test.ts runs it) starts `orbit serve` in a process group of its own, and
  * when the test ends, `runCli` (cli.ts) sends the CLI SIGTERM, on which the CLI stops that server
- * and removes its temp directory (conformance/src/cli.ts). The first case is made to time out
- * once the suite has started against the server; the second checks, after it, that the CLI, the
- * server process, its port and its temp directory are gone.
+ * and removes its temp directory (conformance/src/interrupt.ts). The first case is made to time
+ * out once the suite has started against the server; the second checks, after it, that the CLI,
+ * the server process, its port and its temp directory are gone. cli-client-cleanup.test.ts checks
+ * the same of client mode.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

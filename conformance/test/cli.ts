@@ -3,8 +3,8 @@
  * status and output. Asynchronous, because the server under test may run in this process.
  *
  * The CLI runs in a process group of its own, and when the test that started it ends (passed,
- * failed or timed out) a CLI still running gets SIGTERM, on which it stops the server it spawned
- * (conformance/src/cli.ts), then SIGKILL after 10 s: a timed-out run leaves no `orbit serve`.
+ * failed or timed out) a CLI still running gets SIGTERM, on which it ends what it spawned
+ * (conformance/src/interrupt.ts), then SIGKILL after 10 s: a timed-out run leaves no `orbit serve`.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
