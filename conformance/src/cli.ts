@@ -5,7 +5,6 @@
  * exits with one of the codes of `EXIT`. `orbit-conformance list` prints the catalogue; `--help`,
  * `COMMAND --help` and `--version` explain the command (the options are declared in usage.ts).
  */
-import { constants } from 'node:os';
 import { PROFILES, type Profile } from './case.ts';
 import { ALL_CASES } from './cases/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
@@ -14,7 +13,8 @@ import { KnownFailingError, loadKnownFailing } from './known-failing.ts';
 import { renderOutcome, resultLine, writeReports } from './reports/index.ts';
 import { matchesAny } from './patterns.ts';
 import { runSuite, selectCases } from './runner.ts';
-import { prepareTarget, SetupError, stopAllTargets } from './setup.ts';
+import { interruptible } from './interrupt.ts';
+import { prepareTarget, SetupError } from './setup.ts';
 import { CLIENT_CASES, loadClientConfig, runClientSuite } from './client/index.ts';
 import { asksForHelp, type CommandName, commandUsage, isCommand, overview, parseCommand, version } from './usage.ts';
 
@@ -98,7 +98,16 @@ async function client(args: string[]): Promise<number> {
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
+/**
+ * Runs the command of `argv` and returns its exit code. On SIGINT or SIGTERM both modes end what
+ * they started (spawn mode's server, client mode's client programs, their temp directories) and
+ * exit with 128 + the signal's number (interrupt.ts).
+ */
+export function main(argv: string[]): Promise<number> {
+  return interruptible(() => dispatch(argv));
+}
+
+async function dispatch(argv: string[]): Promise<number> {
   const [first = '', ...rest] = argv;
   if (first === '--version' || first === 'version') {
     console.log(`orbit-conformance ${version()}`);
@@ -148,13 +157,6 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   let target: Awaited<ReturnType<typeof prepareTarget>> | undefined;
-  // A server that spawn mode started has a process group of its own: on SIGINT or SIGTERM, stop it
-  // (and remove its temp directory) before ending as the signal would, or it outlives the run.
-  const onSignal = (signal: NodeJS.Signals) => {
-    void stopAllTargets().finally(() => process.exit(128 + constants.signals[signal]));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
   try {
     const config = loadConfig(values.config);
     const knownFailing = values['known-failing'] ? loadKnownFailing(values['known-failing']) : [];
@@ -206,8 +208,6 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw error;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
     await target?.stop();
   }
 }

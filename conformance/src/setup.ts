@@ -4,10 +4,10 @@
  * `{port}` and `{tmpdir}` substituted), waits for `GET /healthz` to answer 200, and runs
  * `bootstrap.command` once per role to create the credentials; otherwise it checks that the
  * server answers, waiting up to `waitReadyMs` for one that is still starting. `stop()` ends the
- * server it started (its own process group) and removes the temp directory. The suite itself
- * needs nothing of `/healthz` but a 200: what the body says is Orbit's business, not the seed's.
+ * server it started (its own process group) and removes the temp directory; so does a SIGINT or
+ * SIGTERM to the CLI before then (interrupt.ts). The suite itself needs nothing of `/healthz` but
+ * a 200: what the body says is Orbit's business, not the seed's.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -18,6 +18,8 @@ import { type Bootstrapped, type BootstrapOutput, bootstrapRoles } from './boots
 import type { Role, SuiteConfig } from './config.ts';
 import { ConfigError, ROLES } from './config.ts';
 import type { RunEnvironment } from './context.ts';
+import { endOnInterrupt } from './interrupt.ts';
+import { type ProcessGroup, startGroup } from './process-group.ts';
 import { type ServerWatch, waitReady } from './probe.ts';
 import { runCommand, substitute } from './shell.ts';
 
@@ -44,12 +46,19 @@ function freePort(): Promise<number> {
   });
 }
 
-interface Spawned extends ServerWatch {
-  readonly child: ChildProcess;
-}
+type Spawned = ServerWatch & ProcessGroup;
+
+/** The time a server gets to shut down on SIGTERM before its group gets SIGKILL. */
+const SERVER_GRACE_MS = 5_000;
 
 function startServer(command: string, cwd: string, env: Record<string, string>): Spawned {
-  const child = spawn('sh', ['-c', command], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const group = startGroup(
+    'sh',
+    ['-c', command],
+    { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    SERVER_GRACE_MS,
+  );
+  const { child } = group;
   let output = '';
   const keep = (c: Buffer) => {
     output = (output + c.toString('utf8')).slice(-16_384);
@@ -57,27 +66,11 @@ function startServer(command: string, cwd: string, env: Record<string, string>):
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   return {
-    child,
+    ...group,
     exited: () =>
       child.exitCode !== null ? `exit code ${child.exitCode}` : child.signalCode !== null ? `signal ${child.signalCode}` : null,
     outputTail: () => output.split('\n').slice(-40).join('\n'),
   };
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const signal = (s: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, s); // the process group we created with detached: true
-    } catch {
-      // already gone
-    }
-  };
-  signal('SIGTERM');
-  const timer = setTimeout(() => signal('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 function parseBootstrap(stdout: string, role: Role): BootstrapOutput {
@@ -93,18 +86,6 @@ function parseBootstrap(stdout: string, role: Role): BootstrapOutput {
   return out as BootstrapOutput;
 }
 
-/**
- * The `stop` of every target this process prepared and has not stopped yet. A server that spawn
- * mode starts runs in a process group of its own, which a signal to the CLI's group (Ctrl-C in a
- * terminal, a test runner ending the CLI) does not reach: the CLI stops them itself on a signal.
- */
-const unstopped = new Set<() => Promise<void>>();
-
-/** Stops the servers and removes the temp directories of every target not yet stopped. */
-export async function stopAllTargets(): Promise<void> {
-  await Promise.all([...unstopped].map((stop) => stop()));
-}
-
 export async function prepareTarget(
   config: SuiteConfig,
   options: { seed?: number; numRuns?: number; waitReadyMs?: number; progress?: (line: string) => void } = {},
@@ -115,12 +96,11 @@ export async function prepareTarget(
   if (config.server || config.baseUrl.includes('{port}')) vars.port = String(await freePort());
   const baseUrl = substitute(config.baseUrl, vars);
   let server: Spawned | undefined;
-  const stop = async () => {
-    unstopped.delete(stop);
-    if (server) await stopServer(server.child);
+  // The server first: it may write into the directory until it has exited.
+  const stop = endOnInterrupt(async () => {
+    await server?.end();
     rmSync(dir, { recursive: true, force: true });
-  };
-  unstopped.add(stop);
+  });
   try {
     if (config.server) {
       const command = substitute(config.server.command, vars);

@@ -2,15 +2,16 @@
  * A test that times out while the conformance CLI runs leaves no process behind: the CLI in spawn
  * mode (as suite-sqlite.test.ts runs it) starts `orbit serve` in a process group of its own, and
  * when the test ends, `runCli` (cli.ts) sends the CLI SIGTERM, on which the CLI stops that server
- * and removes its temp directory (conformance/src/cli.ts). The first case is made to time out
- * once the suite has started against the server; the second checks, after it, that the CLI, the
- * server process, its port and its temp directory are gone.
+ * and removes its temp directory (conformance/src/interrupt.ts). The first case is made to time
+ * out once the suite has started against the server; the second checks, after it, that the CLI,
+ * the server process, its port and its temp directory are gone. cli-client-cleanup.test.ts checks
+ * the same of client mode.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it, onTestFinished } from 'vitest';
-import { REPO, runCli } from './cli.ts';
+import { isRunning, REPO, runCli } from './cli.ts';
 
 /**
  * What the timed-out case saw: the CLI's PID, its child processes once the suite ran, the server's
@@ -27,15 +28,6 @@ function childrenOf(pid: number): number[] {
     .map((line) => line.trim().split(/\s+/).map(Number))
     .filter(([, parent]) => parent === pid)
     .map(([child]) => child!);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 it.fails('times out while the CLI runs the suite against the server it spawned', { timeout: 20_000 }, async () => {
@@ -68,8 +60,8 @@ it('leaves neither the CLI nor the server it spawned running after that timeout'
   expect(seen.cli).toBeDefined();
   expect(seen.baseUrl).toBeDefined();
   expect(seen.children.length).toBeGreaterThan(0);
-  expect(alive(seen.cli!), `CLI ${seen.cli}`).toBe(false);
-  for (const pid of seen.children) expect(alive(pid), `child ${pid} of the CLI`).toBe(false);
+  expect(isRunning(seen.cli!), `CLI ${seen.cli}`).toBe(false);
+  for (const pid of seen.children) expect(isRunning(pid), `child ${pid} of the CLI`).toBe(false);
   const answer = await fetch(`${seen.baseUrl}/healthz`).then(
     (r) => `HTTP ${r.status}`,
     () => 'refused',

@@ -3,10 +3,10 @@
  * status and output. Asynchronous, because the server under test may run in this process.
  *
  * The CLI runs in a process group of its own, and when the test that started it ends (passed,
- * failed or timed out) a CLI still running gets SIGTERM, on which it stops the server it spawned
- * (conformance/src/cli.ts), then SIGKILL after 10 s: a timed-out run leaves no `orbit serve`.
+ * failed or timed out) a CLI still running gets SIGTERM, on which it ends what it spawned
+ * (conformance/src/interrupt.ts), then SIGKILL after 10 s: a timed-out run leaves no `orbit serve`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
@@ -43,4 +43,13 @@ async function stopCli(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => signal('SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
+}
+
+/**
+ * Whether process `pid` still runs (`ps` as on Linux and macOS). A zombie has ended: an orphan
+ * whose new parent does not reap it (PID 1 in some containers) stays one.
+ */
+export function isRunning(pid: number): boolean {
+  const state = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim();
+  return state !== '' && !state.startsWith('Z');
 }

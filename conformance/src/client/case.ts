@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { type Citation, seedCitation } from '../case.ts';
 import { CheckFailure } from '../errors.ts';
 import type { EvidenceLog } from '../evidence.ts';
+import { endOnInterrupt } from '../interrupt.ts';
 import type { SeedRuleId } from '../seed-rules.ts';
 import { ClientProgram, type ProgramSpec } from './program.ts';
 import { type ScriptedServer, type ScriptedSession, type SentProof, ScriptedServer as Server, scriptedEvent } from './scripted-server.ts';
@@ -65,6 +66,14 @@ export class ClientCaseContext {
   readonly programs: ClientProgram[] = [];
   private baseUrl = '';
   private readonly stateDir = mkdtempSync(join(tmpdir(), 'orbit-client-case-'));
+  /**
+   * Ends the programs, then removes the state directory they write to; a SIGINT or SIGTERM to the
+   * CLI runs it too (../interrupt.ts).
+   */
+  private readonly release = endOnInterrupt(async () => {
+    for (const program of this.programs) await program.stop();
+    rmSync(this.stateDir, { recursive: true, force: true });
+  });
 
   constructor(
     readonly env: ClientEnvironment,
@@ -214,8 +223,7 @@ export class ClientCaseContext {
   }
 
   async teardown(): Promise<void> {
-    for (const program of this.programs) await program.stop();
+    await this.release();
     await this.server.close();
-    rmSync(this.stateDir, { recursive: true, force: true });
   }
 }

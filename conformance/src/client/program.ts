@@ -3,11 +3,13 @@
  * The client under test as a process: started with a `HarnessConfig` on stdin, read as report
  * lines on stdout (each checked by the generated validator of conformance/harness.schema.json),
  * its stderr kept as its log. It runs in a process group of its own, so that a kill ends what it
- * started too (an `npx` or `tsx` launcher forks the real program).
+ * started too (an `npx` or `tsx` launcher forks the real program), and a SIGINT or SIGTERM to the
+ * CLI kills it as well (../process-group.ts).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { EvidenceLog } from '../evidence.ts';
+import { type ProcessGroup, startGroup } from '../process-group.ts';
 import { type HarnessConfig, type HarnessReport, validateHarnessConfig, validateHarnessReport } from './harness.generated.ts';
 
 /** How to start the client under test (the `client` member of the client-mode configuration). */
@@ -30,6 +32,7 @@ export class ClientProgram {
   readonly invalid: string[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private stderr = '';
+  private readonly group: ProcessGroup;
   private readonly child: ChildProcess;
 
   constructor(
@@ -42,12 +45,9 @@ export class ClientProgram {
     if (!validateHarnessConfig(config)) throw new Error(`harness config: ${JSON.stringify(validateHarnessConfig.errors?.[0])}`);
     const [file, ...args] = spec.command;
     if (!file) throw new Error('the client command is empty');
-    this.child = spawn(file, args, {
-      cwd: spec.cwd,
-      env: { ...process.env, ...spec.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    // No grace time: a kill is how a case tests what survives (README, "ACK only after store").
+    this.group = startGroup(file, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ['pipe', 'pipe', 'pipe'] }, 0);
+    this.child = this.group.child;
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code, signal) => {
         log.note(`client program exited (${signal ?? code})`);
@@ -102,12 +102,7 @@ export class ClientProgram {
 
   /** SIGKILL to the whole process group: nothing of the program gets to run after it. */
   kill(): void {
-    if (this.child.pid === undefined || !this.running) return;
-    try {
-      process.kill(-this.child.pid, 'SIGKILL');
-    } catch {
-      this.child.kill('SIGKILL');
-    }
+    void this.group.end();
   }
 
   /** Ends the program (SIGKILL) and waits for it. */
