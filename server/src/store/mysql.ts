@@ -208,7 +208,11 @@ export class MysqlDatabase implements Database {
     this.txPool = pool(
       options.url,
       limit,
-      [...settings, 'SET SESSION autocommit = 0', ...(idle === undefined ? [] : [`SET SESSION idle_transaction_timeout = ${Math.trunc(idle)}`])],
+      [
+        ...settings,
+        'SET SESSION autocommit = 0',
+        ...(idle === undefined ? [] : [`SET SESSION idle_transaction_timeout = ${Math.trunc(idle)}`]),
+      ],
       !this.galera,
     );
     this.pool = pool(options.url, Math.max(2, Math.ceil(limit / 4)), settings);
