@@ -65,6 +65,10 @@ function byIdentity(rows: readonly Row[]): Map<string, Row> {
   );
 }
 
+/** The receipts a group writes, with the sequence of the result each publish appended; both ways of committing a group use it. */
+const INSERT_RECEIPTS =
+  'INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)';
+
 /**
  * A sequence no log reaches: `commitFresh` renders each answer with it and splits the text where it
  * stands, so that the statement storing the answer can put in the sequence the head gives it.
@@ -101,8 +105,7 @@ function joinAnswer({ status, before, after }: SplitAnswer, sequence: bigint): S
 function freshReceipts(group: readonly PublishRequest[], answers: readonly SplitAnswer[], sequence: SequenceSql, now: number): Command {
   const response = (i: number) => (answers[i]!.after === null ? '?' : `CONCAT(?, ${sequence(i)}, ?)`);
   return command(
-    `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
-     VALUES ${group.map((_, i) => `(?, ?, ?, ?, ?, ${response(i)}, ?, ${sequence(i)})`).join(', ')}`,
+    `${INSERT_RECEIPTS} VALUES ${group.map((_, i) => `(?, ?, ?, ?, ?, ${response(i)}, ?, ${sequence(i)})`).join(', ')}`,
     group.flatMap(({ scope }, i) => {
       const { status, before, after } = answers[i]!;
       return [scope.credentialId, scope.scope, scope.key, scope.digest, status, before, ...(after === null ? [] : [after]), now];
@@ -184,8 +187,7 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
     await tx.finish([
       ...statements,
       command(
-        `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
-         VALUES ${fresh.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        `${INSERT_RECEIPTS} VALUES ${fresh.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
         fresh.flatMap((i, k) => {
           const { credentialId, scope, key, digest } = group[i]!.scope;
           return [credentialId, scope, key, digest, answers[k]!.status, answers[k]!.body, now, results[k]!.sequence.toString()];
