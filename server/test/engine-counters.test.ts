@@ -3,8 +3,10 @@
  * engine"): a subscription's pending_count and PENDING count, the time before which none of its
  * leases ends, and each session's leases held. Random sequences of publishes, turns (ACKs good,
  * forged and repeated; leases that run out at once), sweeps, manual retries and pauses, on both
- * stores: after every step each counter equals what it counts, no session holds more than its
- * capacity, and no subscription more than max_pending.
+ * stores, with turns on two nodes that each keep their own hints and results read ahead: after
+ * every step each counter equals what it counts, no session holds more than its capacity, no
+ * subscription more than max_pending, and the matching results up to the cursor, and only those,
+ * have one delivery each.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +22,8 @@ const op = fc.oneof(
     room: fc.integer({ min: 0, max: 8 }),
     acks: fc.array(fc.record({ pick: fc.nat(60), forged: fc.boolean() }), { maxLength: 6 }),
     short: fc.boolean(),
+    /** Which of two nodes runs the turn, each with its own hints and results read ahead. */
+    node: fc.nat(1),
   }),
   fc.record({ kind: fc.constant('sweep' as const) }),
   fc.record({ kind: fc.constant('retry' as const), pick: fc.nat(60) }),
@@ -52,6 +56,19 @@ async function checkCounters(world: EngineWorld, consumer: Consumer, maxPending:
     expect(Number(s.held)).toBe(Number(s.leased));
     expect(Number(s.leased)).toBeLessThanOrEqual(Number(s.capacity));
   }
+  // The cursor: every matching result up to it has exactly one delivery, and none after it has one.
+  const [{ cursor_sequence: cursor }] = (await world.store.db.all('SELECT cursor_sequence FROM subscriptions WHERE id = ?', [
+    consumer.subscriptionId,
+  ])) as [{ cursor_sequence: unknown }];
+  const marks = consumer.types.map(() => '?').join(', ');
+  const results = await world.store.db.all(
+    `SELECT sequence FROM results WHERE queue_id = ? AND type IN (${marks}) AND sequence <= ? ORDER BY sequence`,
+    [consumer.queueId, ...consumer.types, String(cursor)],
+  );
+  const delivered = await world.store.db.all('SELECT sequence FROM deliveries WHERE subscription_id = ? ORDER BY sequence', [
+    consumer.subscriptionId,
+  ]);
+  expect(delivered.map((d) => String(d.sequence))).toEqual(results.map((r) => String(r.sequence)));
 }
 
 describe.each(STORES)('engine counters on %s', (kind) => {
@@ -71,6 +88,7 @@ describe.each(STORES)('engine counters on %s', (kind) => {
         const sessions: string[] = [];
         for (const capacity of capacities) sessions.push(await consumer.bind(capacity));
         const handed: Leased[] = [];
+        const hints = [consumer.hints, consumer.hints];
         for (const o of ops) {
           switch (o.kind) {
             case 'publish':
@@ -86,7 +104,9 @@ describe.each(STORES)('engine counters on %s', (kind) => {
                 acks.push(forged ? { ...proofOf(item), secret: 'A'.repeat(43) } : proofOf(item));
               }
               const rooms = o.sessions.map((i) => ({ id: sessions[i]!, room: o.room }));
+              consumer.hints = hints[o.node]!;
               const outcome = await consumer.turn(acks, rooms, o.short ? 1 : 60_000);
+              hints[o.node] = consumer.hints;
               expect(outcome.acks).toHaveLength(acks.length);
               handed.push(...outcome.leased);
               break;

@@ -11,13 +11,15 @@
  * The plan, in round trips (each one `Sql.batch`), two in the steady state:
  * 1. lock the subscription; read the log's head and boundary, the time and the sessions' rows; the
  *    deliveries the ACKs name; and what may be leased: new results of the log (bounded by the
- *    cursor and the head that the statement reads itself), and PENDING deliveries or expired leases
- *    when the last turn's counters say there are any (`TurnHints`);
- * 2. only when those hints were wrong: the PENDING deliveries or expired leases after all;
+ *    cursor and the head that the statement reads itself) unless the results an earlier turn read
+ *    ahead cover them, and PENDING deliveries or expired leases when the last turn's counters say
+ *    there are any (`TurnHints`);
+ * 2. only when those hints were wrong: the PENDING deliveries, expired leases or new results after all;
  * 3. write the ACKs, the leases, the recoveries and the counters, and commit.
  */
 import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
 import { lease, newDelivery, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
+import { aheadOf, covered, keptAhead, type AheadBounds, type ReadAhead } from '../domain/read-ahead.ts';
 import { historyExpired } from '../domain/subscription.ts';
 import {
   assignOwners,
@@ -56,6 +58,18 @@ import {
 export const RECOVERY_BATCH = 64;
 export const MATERIALIZE_BATCH = 256;
 
+/**
+ * Matching results a turn that reads the log reads beyond what it asked for, and what the
+ * subscription keeps of them for its next turns on this node at most: a count, and the text of
+ * their details and results (`domain/read-ahead.ts`).
+ */
+export const READ_AHEAD = 32;
+export const READ_AHEAD_BOUNDS: AheadBounds<ResultRecord> = {
+  count: READ_AHEAD,
+  size: 32 * 1024,
+  sizeOf: (r) => r.details.length + (r.result?.length ?? 0),
+};
+
 /** An ACK as a session sends it. */
 export interface AckRequest {
   readonly deliveryId: string;
@@ -74,6 +88,8 @@ export interface TurnHints {
   readonly waiting: boolean;
   /** When the earliest lease may end (null: none is leased). */
   readonly checkAt: number | null;
+  /** Matching results the last turn read beyond what it leased. */
+  readonly ahead?: ReadAhead<ResultRecord> | null;
 }
 
 export interface TurnRequest {
@@ -132,13 +148,14 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     const hints = request.hints;
 
     // --- round trip 1: the lock, what the turn decides with, and what it will likely lease ------
+    const logLimit = Math.min(asking, MATERIALIZE_BATCH);
+    const readLimit = logLimit + READ_AHEAD;
     const reads = {
       acks: ackIds.length > 0,
       recover: asking > 0 && hints.checkAt !== null && hints.checkAt <= clock.now(),
       waiting: asking > 0 && hints.waiting,
-      log: asking > 0,
+      log: asking > 0 && (aheadOf(hints.ahead, hints.cursor)?.length ?? 0) < logLimit,
     };
-    const logLimit = Math.min(asking, MATERIALIZE_BATCH);
     const first = await tx.batch([
       lockSubscription(tx, subscriptionId),
       turnContext(
@@ -150,7 +167,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ...(reads.recover ? [leasedByEnd(tx, subscriptionId, RECOVERY_BATCH + 1)] : []),
       ...(reads.waiting ? [waitingBySequence(tx, subscriptionId, asking + 1)] : []),
       ...(reads.log
-        ? [logResults({ subscriptionId, queueId: request.queueId, types: request.types, from: hints.cursor, limit: logLimit })]
+        ? [logResults({ subscriptionId, queueId: request.queueId, types: request.types, from: hints.cursor, limit: readLimit })]
         : []),
     ]);
     const answers = first.slice(2);
@@ -162,8 +179,10 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     const ackRows = take(reads.acks, readDeliveries, new Map<string, Delivery>());
     let leasedRows = take(reads.recover, readWithEvents, [] as DeliveryWithEvent[]);
     let waitingRows = take(reads.waiting, readWithEvents, [] as DeliveryWithEvent[]);
-    // What lies beyond the head the context read is left for the next turn (see `logResults`).
-    const results = take(reads.log, readResults, [] as ResultRecord[]).filter((r) => r.sequence <= context.head);
+    // What lies beyond the head the context read is left for the next turn (see `logResults`); the
+    // statement read after the cursor it locked.
+    const after = locked && locked.cursor > hints.cursor ? locked.cursor : hints.cursor;
+    let log = take(reads.log, (rows) => covered(readResults(rows), readLimit, context.head, after), hints.ahead ?? null);
 
     const group = decideAckGroup(
       ackRows,
@@ -191,14 +210,19 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     // Recovery runs before the slots are counted: the leases it ends may be what the sessions hold.
     const recover = open && locked.counters.leaseCheckAt !== null && locked.counters.leaseCheckAt <= now;
     const wait = open && locked.counters.waitingCount - group.unwaited > 0;
-    const late = { recover: recover && !reads.recover, waiting: wait && !reads.waiting };
-    if (late.recover || late.waiting) {
+    // The results read ahead no longer cover the locked cursor: another node's turns moved it.
+    const short = open && !reads.log && (aheadOf(log, locked.cursor)?.length ?? 0) < logLimit;
+    const late = { recover: recover && !reads.recover, waiting: wait && !reads.waiting, log: short };
+    if (late.recover || late.waiting || late.log) {
+      const from = locked.cursor;
       const second = await tx.batch([
         ...(late.recover ? [leasedByEnd(tx, subscriptionId, RECOVERY_BATCH + 1)] : []),
         ...(late.waiting ? [waitingBySequence(tx, subscriptionId, asking + 1)] : []),
+        ...(late.log ? [logResults({ subscriptionId, queueId: request.queueId, types: request.types, from, limit: readLimit })] : []),
       ]);
       if (late.recover) leasedRows = readWithEvents(second.shift()!);
       if (late.waiting) waitingRows = readWithEvents(second.shift()!);
+      if (late.log) log = covered(readResults(second.shift()!), readLimit, context.head, from);
     }
 
     // --- the decisions -------------------------------------------------------------------------
@@ -230,7 +254,8 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ...(recovery?.recovered.filter((d) => d.state === 'PENDING') ?? []),
       ...(wait ? waitingRows.map((r) => r.delivery).filter((d) => !settled.has(d.id) && d.state === 'PENDING') : []),
     ].sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
-    const candidates = results.filter((r) => r.sequence > locked.cursor);
+    // The first `logLimit` matching results after the cursor, as a read of that many would return them.
+    const candidates = (aheadOf(log, locked.cursor) ?? []).slice(0, logLimit);
     const plan = planLeases({
       slots: leasing ? free : 0,
       waiting,
@@ -304,7 +329,12 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       state,
       lost,
       more: plan.more || (recovery !== null && recovery.checkAt !== null && recovery.checkAt <= now),
-      hints: { cursor: plan.cursor, waiting: next.waitingCount > 0, checkAt: next.leaseCheckAt },
+      hints: {
+        cursor: plan.cursor,
+        waiting: next.waitingCount > 0,
+        checkAt: next.leaseCheckAt,
+        ahead: log && keptAhead(log, plan.cursor, READ_AHEAD_BOUNDS),
+      },
     };
   });
 }
