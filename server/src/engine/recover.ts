@@ -13,7 +13,7 @@
  */
 import { planRecovery, nextCounters } from '../domain/turn.ts';
 import type { RedeliveryPolicy } from '../domain/delivery.ts';
-import type { Database } from '../store/sql.ts';
+import { present, type Database } from '../store/sql.ts';
 import {
   dueForRecovery,
   leasedByEnd,
@@ -81,9 +81,7 @@ async function recoverSubscription(db: Database, subscriptionId: string, policy:
       checkAt: recovery.checkAt,
     });
     await tx.finish(
-      [rewriteDeliveries(recovery.recovered), saveSubscription(subscriptionId, locked.cursor, counters), moveHeld(held)].filter(
-        (s) => s !== null,
-      ),
+      present([rewriteDeliveries(recovery.recovered), saveSubscription(subscriptionId, locked.cursor, counters), moveHeld(held)]),
     );
     return {
       pending,

@@ -33,7 +33,7 @@ import {
 } from '../domain/turn.ts';
 import type { DatabaseClock } from '../store/clock.ts';
 import type { ResultRecord } from '../store/records.ts';
-import type { Database, Row, Statement } from '../store/sql.ts';
+import { present, type Database, type Row } from '../store/sql.ts';
 import {
   deliveriesById,
   insertDeliveries,
@@ -337,8 +337,4 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       },
     };
   });
-}
-
-function present(statements: readonly (Statement | null)[]): Statement[] {
-  return statements.filter((s): s is Statement => s !== null);
 }

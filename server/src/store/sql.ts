@@ -40,6 +40,11 @@ export function command(sql: string, params: readonly unknown[] = []): Command {
   return { kind: 'command', sql, params };
 }
 
+/** The statements of a round trip that has nothing to do for some (a builder's null: nothing to write). */
+export function present(statements: readonly (Statement | null)[]): Statement[] {
+  return statements.filter((s): s is Statement => s !== null);
+}
+
 /** Something that runs statements: the database itself, or one open transaction. */
 export interface Sql {
   readonly dialect: Dialect;
