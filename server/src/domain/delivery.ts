@@ -196,8 +196,14 @@ export interface AckProof {
   readonly digest: string;
 }
 
-export type AckVerdict =
-  | { readonly kind: 'acknowledged'; readonly delivery: Delivery }
+/** What an ACK is decided with: the delivery's state and revision, and its lease's proof and holder. */
+export type AckTarget = Pick<
+  Delivery,
+  'id' | 'subscriptionId' | 'eventId' | 'state' | 'revision' | 'leaseEpoch' | 'leaseDigest' | 'leaseSession' | 'acknowledgedAt'
+>;
+
+export type AckVerdict<D extends AckTarget = Delivery> =
+  | { readonly kind: 'acknowledged'; readonly delivery: D }
   | { readonly kind: 'duplicate'; readonly acknowledgedAt: number }
   | { readonly kind: 'lease_lost' };
 
@@ -206,7 +212,12 @@ export type AckVerdict =
  * a repeat of the proof that acknowledged answers with the original time; anything else has lost
  * the lease. `digestsEqual` compares in constant time.
  */
-export function decideAck(d: Delivery, proof: AckProof, now: number, digestsEqual: (a: string, b: string) => boolean): AckVerdict {
+export function decideAck<D extends AckTarget>(
+  d: D,
+  proof: AckProof,
+  now: number,
+  digestsEqual: (a: string, b: string) => boolean,
+): AckVerdict<D> {
   const newest = d.leaseEpoch > 0n && proof.epoch === d.leaseEpoch && d.leaseDigest !== null && digestsEqual(d.leaseDigest, proof.digest);
   if (!newest) return { kind: 'lease_lost' };
   if (d.state === 'ACKED') return { kind: 'duplicate', acknowledgedAt: d.acknowledgedAt ?? now };

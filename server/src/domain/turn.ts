@@ -6,7 +6,15 @@
  * what the turn loaded under the subscription's lock; `engine/turn.ts` runs them, the store writes
  * what they decide.
  */
-import { decideAck, isClaimable, isLeaseExpired, recoverExpiredLease, type Delivery, type RedeliveryPolicy } from './delivery.ts';
+import {
+  decideAck,
+  isClaimable,
+  isLeaseExpired,
+  recoverExpiredLease,
+  type AckTarget,
+  type Delivery,
+  type RedeliveryPolicy,
+} from './delivery.ts';
 
 /** One ACK as the turn sees it: the proof, and the subscription of the session that sent it. */
 export interface AckProof {
@@ -21,11 +29,11 @@ export type AckAnswer =
   | { readonly kind: 'acknowledged' | 'duplicate'; readonly eventId: string; readonly acknowledgedAt: number }
   | { readonly kind: 'lease_lost' };
 
-export interface AckGroupDecision {
+export interface AckGroupDecision<D extends AckTarget = Delivery> {
   /** One answer per proof, in order. */
   readonly answers: AckAnswer[];
   /** The deliveries the group acknowledges, as they are to be written (ACKED). */
-  readonly acknowledged: Delivery[];
+  readonly acknowledged: D[];
   /** For the LEASED deliveries among them: how many each session, named by the lease, no longer holds. */
   readonly released: ReadonlyMap<string, number>;
   /** How many of them were PENDING (a late ACK of a lease that was recovered, not yet sent again). */
@@ -37,15 +45,15 @@ export interface AckGroupDecision {
  * `decideAck`. A delivery of another subscription, or one that does not exist, has lost its lease
  * for this session; a second proof for a delivery in the same group sees it acknowledged.
  */
-export function decideAckGroup(
-  rows: ReadonlyMap<string, Delivery>,
+export function decideAckGroup<D extends AckTarget>(
+  rows: ReadonlyMap<string, D>,
   proofs: readonly AckProof[],
   now: number,
   digestsEqual: (a: string, b: string) => boolean,
-): AckGroupDecision {
+): AckGroupDecision<D> {
   const current = new Map(rows);
   const answers: AckAnswer[] = [];
-  const acknowledged: Delivery[] = [];
+  const acknowledged: D[] = [];
   const released = new Map<string, number>();
   let unwaited = 0;
   for (const proof of proofs) {

@@ -18,7 +18,7 @@
  * 3. write the ACKs, the leases, the recoveries and the counters, and commit.
  */
 import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
-import { lease, newDelivery, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
+import { lease, newDelivery, type AckTarget, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
 import { aheadOf, covered, keptAhead, type AheadBounds, type ReadAhead } from '../domain/read-ahead.ts';
 import { historyExpired } from '../domain/subscription.ts';
 import {
@@ -176,7 +176,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     const context = readContext(first[1]);
     clock.observe(context.now, sentAt);
     const now = context.now;
-    const ackRows = take(reads.acks, readDeliveries, new Map<string, Delivery>());
+    const ackRows = take(reads.acks, readDeliveries, new Map<string, AckTarget>());
     let leasedRows = take(reads.recover, readWithEvents, [] as DeliveryWithEvent[]);
     let waitingRows = take(reads.waiting, readWithEvents, [] as DeliveryWithEvent[]);
     // What lies beyond the head the context read is left for the next turn (see `logResults`); the

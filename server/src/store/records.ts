@@ -4,7 +4,7 @@
  * returns. Times are epoch milliseconds; the wire layer (`wire/json.ts`) renders the contract's
  * JSON from these records.
  */
-import type { Delivery, DeliveryState } from '../domain/delivery.ts';
+import type { AckTarget, Delivery, DeliveryState } from '../domain/delivery.ts';
 import type { EventType, SubscriptionRecord } from '../domain/subscription.ts';
 import { big, num, numOrNull, type Row } from './sql.ts';
 
@@ -62,6 +62,23 @@ export function toDelivery(row: Row): Delivery {
     leaseSession: text(row.lease_session),
     attempts: num(row.attempts),
     attemptBudget: num(row.attempt_budget),
+    acknowledgedAt: numOrNull(row.acknowledged_at),
+  };
+}
+
+/** The columns an ACK is decided with (`AckTarget`): a turn reads only these for the deliveries its ACKs name. */
+export const ACK_COLUMNS = 'id, subscription_id, event_id, state, revision, lease_epoch, lease_digest, lease_session, acknowledged_at';
+
+export function toAckTarget(row: Row): AckTarget {
+  return {
+    id: String(row.id),
+    subscriptionId: String(row.subscription_id),
+    eventId: String(row.event_id),
+    state: String(row.state) as DeliveryState,
+    revision: big(row.revision),
+    leaseEpoch: big(row.lease_epoch),
+    leaseDigest: text(row.lease_digest),
+    leaseSession: text(row.lease_session),
     acknowledgedAt: numOrNull(row.acknowledged_at),
   };
 }

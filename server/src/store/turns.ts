@@ -9,9 +9,18 @@
  * the subscription's deliveries under that lock needs no lock of its own, and the counters on the
  * subscription's row and on its sessions' rows change only with the rows they count.
  */
-import type { Delivery } from '../domain/delivery.ts';
+import type { AckTarget, Delivery } from '../domain/delivery.ts';
 import type { Counters, SessionRow } from '../domain/turn.ts';
-import { DELIVERY_COLUMNS, RESULT_COLUMNS, resultColumnsAs, toDelivery, toResult, type ResultRecord } from './records.ts';
+import {
+  ACK_COLUMNS,
+  DELIVERY_COLUMNS,
+  RESULT_COLUMNS,
+  resultColumnsAs,
+  toAckTarget,
+  toDelivery,
+  toResult,
+  type ResultRecord,
+} from './records.ts';
 import { big, command, num, numOrNull, query, type Command, type Query, type Row, type Sql } from './sql.ts';
 
 /** The index that holds a subscription's deliveries by state, lease end and sequence (`tables/define.ts`). */
@@ -126,17 +135,20 @@ export function moveHeld(deltas: ReadonlyMap<string, number>): Command | null {
 
 // --- deliveries ----------------------------------------------------------------------------------
 
-/** The deliveries with these ids, of any subscription: what a group of ACKs names. */
+/**
+ * The deliveries with these ids, of any subscription: what a group of ACKs names, with only what an
+ * ACK is decided with (a result set's column definitions cost both processes on every execution).
+ */
 export function deliveriesById(ids: readonly string[]): Query {
-  return query(`SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE id IN (${marks(ids.length)})`, ids);
+  return query(`SELECT ${ACK_COLUMNS} FROM deliveries WHERE id IN (${marks(ids.length)})`, ids);
 }
 
-export function readDeliveries(rows: readonly Row[]): Map<string, Delivery> {
-  return new Map(rows.map((row) => [String(row.id), toDelivery(row)]));
+export function readDeliveries(rows: readonly Row[]): Map<string, AckTarget> {
+  return new Map(rows.map((row) => [String(row.id), toAckTarget(row)]));
 }
 
 /** One statement for a group's ACKs; each row's revision comes from the domain's `decideAck`. */
-export function writeAcks(acknowledged: readonly Delivery[], now: number): Command | null {
+export function writeAcks(acknowledged: readonly Pick<Delivery, 'id' | 'revision'>[], now: number): Command | null {
   if (acknowledged.length === 0) return null;
   const revision = byId(acknowledged, (d) => d.revision.toString());
   return command(
