@@ -111,5 +111,34 @@ describe.each(STORES)('results read ahead on %s', (kind) => {
     expect((await turnOn(node, consumer, [{ id: session, room: 1 }])).sequences).toEqual([at(1)]);
     expect(node.hints.ahead?.results.map((r) => r.sequence)).toEqual([at(2)]);
     expect(node.hints.ahead?.through).toBe(at(2));
+    // And the next read of the log takes one result beyond its need, not 32 it could not keep.
+    expect(node.hints.readAhead).toBe(1);
+  });
+
+  it('reads no more than it needs from a log of results too large to keep, and still leases them in order', async () => {
+    const consumer = await Consumer.create(world);
+    base = await head();
+    const session = await consumer.bind(10);
+    await world.store.appendResults(
+      Array.from({ length: 4 }, () => ({ ...consumer.tenant.result(), result: new RawJson(JSON.stringify({ text: 'x'.repeat(40_000) })) })),
+    );
+    const node = { hints: consumer.hints };
+    const leased: bigint[] = [];
+    for (let i = 0; i < 4; i++) leased.push(...(await turnOn(node, consumer, [{ id: session, room: 1 }])).sequences);
+    expect(leased).toEqual([1, 2, 3, 4].map(at));
+    expect(node.hints.ahead ?? null).toBeNull();
+    expect(node.hints.readAhead).toBe(0);
+  });
+
+  it('reads the log again, not past it, when a hint names a cursor ahead of the one it locks', async () => {
+    const consumer = await Consumer.create(world);
+    base = await head();
+    const session = await consumer.bind(10);
+    await consumer.publish(10);
+    // No turn leaves such a hint (a cursor only moves forward); a replica that lost commits could.
+    const node = { hints: { ...consumer.hints, cursor: at(5), ahead: null } };
+    const turn = await turnOn(node, consumer, [{ id: session, room: 1 }]);
+    expect(turn.sequences).toEqual([at(1)]);
+    expect(turn.roundTrips).toBe(3);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { aheadOf, covered, keptAhead, type ReadAhead } from './read-ahead.ts';
+import { aheadCount, aheadOf, covered, keptAhead, type ReadAhead } from './read-ahead.ts';
 
 interface Entry {
   readonly sequence: bigint;
@@ -65,6 +65,30 @@ describe('read ahead', () => {
           expect(kept.results.reduce((sum, e) => sum + e.size, 0)).toBeLessThanOrEqual(size);
           expect(kept.results[0]).toEqual(left[0]);
           expectCovers(entries, kept);
+        },
+      ),
+    );
+  });
+
+  it('reads ahead as many results as the bounds could keep, judged by the largest it read (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 100 }), { maxLength: 10 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.nat(40),
+        (sizes, count, size, previous) => {
+          const n = aheadCount(sizes, { count, size, sizeOf: (s: number) => s }, previous);
+          if (sizes.length === 0) {
+            expect(n).toBe(previous);
+            return;
+          }
+          const largest = Math.max(...sizes);
+          expect(n).toBeGreaterThanOrEqual(0);
+          expect(n).toBeLessThanOrEqual(count);
+          // n of the largest fit; one more would not, unless the count stops it first.
+          expect(n * largest).toBeLessThanOrEqual(size);
+          if (n < count) expect((n + 1) * largest).toBeGreaterThan(size);
         },
       ),
     );

@@ -11,7 +11,7 @@
  * answers any later turn whose cursor lies inside it, whichever node moved the cursor there.
  */
 
-/** A result of the log as read ahead: its sequence, and what it costs to keep. */
+/** A result of the log as read ahead: ordered by its sequence. */
 export interface Sequenced {
   readonly sequence: bigint;
 }
@@ -67,4 +67,16 @@ export function keptAhead<R extends Sequenced>(read: ReadAhead<R>, cursor: bigin
     results.push(r);
   }
   return results.length === 0 ? null : { after: cursor, through, results };
+}
+
+/**
+ * How many results beyond what it needs the next read of the log takes: as many as `bounds` could
+ * keep, judged by the largest result of this read (`previous` when it read none), so that a log of
+ * large results is not read many rows at a time only for none of them to be kept.
+ */
+export function aheadCount<R>(read: readonly R[], bounds: AheadBounds<R>, previous: number): number {
+  if (read.length === 0) return previous;
+  let largest = 0;
+  for (const r of read) largest = Math.max(largest, bounds.sizeOf(r));
+  return largest === 0 ? bounds.count : Math.min(bounds.count, Math.floor(bounds.size / largest));
 }

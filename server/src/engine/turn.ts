@@ -19,7 +19,7 @@
  */
 import { digestsEqual, newId, newLeaseSecret, sha256Hex } from '../crypto.ts';
 import { lease, newDelivery, type AckTarget, type Delivery, type RedeliveryPolicy } from '../domain/delivery.ts';
-import { aheadOf, covered, keptAhead, type AheadBounds, type ReadAhead } from '../domain/read-ahead.ts';
+import { aheadCount, aheadOf, covered, keptAhead, type AheadBounds, type ReadAhead } from '../domain/read-ahead.ts';
 import { historyExpired } from '../domain/subscription.ts';
 import {
   assignOwners,
@@ -59,9 +59,10 @@ export const RECOVERY_BATCH = 64;
 export const MATERIALIZE_BATCH = 256;
 
 /**
- * Matching results a turn that reads the log reads beyond what it asked for, and what the
- * subscription keeps of them for its next turns on this node at most: a count, and the text of
- * their details and results (`domain/read-ahead.ts`).
+ * Matching results a turn that reads the log reads beyond what it asked for, at most, and what the
+ * subscription keeps of them for its next turns on this node at most: a count, and the characters
+ * of their details and results (`domain/read-ahead.ts`). A read takes fewer extra rows when the
+ * last one held results too large to keep that many (`aheadCount`).
  */
 export const READ_AHEAD = 32;
 export const READ_AHEAD_BOUNDS: AheadBounds<ResultRecord> = {
@@ -88,8 +89,14 @@ export interface TurnHints {
   readonly waiting: boolean;
   /** When the earliest lease may end (null: none is leased). */
   readonly checkAt: number | null;
-  /** Matching results the last turn read beyond what it leased. */
+  /**
+   * Matching results the last turns read beyond what they leased. Trusted for what it says, since
+   * committed results never change: a turn uses it only for a locked cursor inside its range and
+   * up to the head it reads, and otherwise reads the log in one more round trip.
+   */
   readonly ahead?: ReadAhead<ResultRecord> | null;
+  /** Results beyond its need the next read of the log takes (`READ_AHEAD` when absent). */
+  readonly readAhead?: number;
 }
 
 export interface TurnRequest {
@@ -149,7 +156,8 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
 
     // --- round trip 1: the lock, what the turn decides with, and what it will likely lease ------
     const logLimit = Math.min(asking, MATERIALIZE_BATCH);
-    const readLimit = logLimit + READ_AHEAD;
+    let readAhead = hints.readAhead ?? READ_AHEAD;
+    const readLimit = logLimit + readAhead;
     const reads = {
       acks: ackIds.length > 0,
       recover: asking > 0 && hints.checkAt !== null && hints.checkAt <= clock.now(),
@@ -181,8 +189,13 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     let waitingRows = take(reads.waiting, readWithEvents, [] as DeliveryWithEvent[]);
     // What lies beyond the head the context read is left for the next turn (see `logResults`); the
     // statement read after the cursor it locked.
+    const readLog = (rows: Row[], after: bigint): ReadAhead<ResultRecord> => {
+      const read = readResults(rows);
+      readAhead = aheadCount(read, READ_AHEAD_BOUNDS, readAhead);
+      return covered(read, readLimit, context.head, after);
+    };
     const after = locked && locked.cursor > hints.cursor ? locked.cursor : hints.cursor;
-    let log = take(reads.log, (rows) => covered(readResults(rows), readLimit, context.head, after), hints.ahead ?? null);
+    let log = take(reads.log, (rows) => readLog(rows, after), hints.ahead ?? null);
 
     const group = decideAckGroup(
       ackRows,
@@ -210,8 +223,11 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     // Recovery runs before the slots are counted: the leases it ends may be what the sessions hold.
     const recover = open && locked.counters.leaseCheckAt !== null && locked.counters.leaseCheckAt <= now;
     const wait = open && locked.counters.waitingCount - group.unwaited > 0;
-    // The results read ahead no longer cover the locked cursor: another node's turns moved it.
-    const short = open && !reads.log && (aheadOf(log, locked.cursor)?.length ?? 0) < logLimit;
+    // What the turn may lease from: results read, now or before, that cover the locked cursor, up
+    // to a head no later than the one it reads. Results read ahead fall short when another node's
+    // turns moved the cursor; then, as when nothing covers the cursor, the log is read again.
+    const usable = (read: ReadAhead<ResultRecord> | null) => (read && read.through <= context.head ? aheadOf(read, locked.cursor) : null);
+    const short = open && (reads.log ? usable(log) === null : (usable(log)?.length ?? 0) < logLimit);
     const late = { recover: recover && !reads.recover, waiting: wait && !reads.waiting, log: short };
     if (late.recover || late.waiting || late.log) {
       const from = locked.cursor;
@@ -222,7 +238,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ]);
       if (late.recover) leasedRows = readWithEvents(second.shift()!);
       if (late.waiting) waitingRows = readWithEvents(second.shift()!);
-      if (late.log) log = covered(readResults(second.shift()!), readLimit, context.head, from);
+      if (late.log) log = readLog(second.shift()!, from);
     }
 
     // --- the decisions -------------------------------------------------------------------------
@@ -255,7 +271,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ...(wait ? waitingRows.map((r) => r.delivery).filter((d) => !settled.has(d.id) && d.state === 'PENDING') : []),
     ].sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
     // The first `logLimit` matching results after the cursor, as a read of that many would return them.
-    const candidates = (aheadOf(log, locked.cursor) ?? []).slice(0, logLimit);
+    const candidates = (usable(log) ?? []).slice(0, logLimit);
     const plan = planLeases({
       slots: leasing ? free : 0,
       waiting,
@@ -333,7 +349,8 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
         cursor: plan.cursor,
         waiting: next.waitingCount > 0,
         checkAt: next.leaseCheckAt,
-        ahead: log && keptAhead(log, plan.cursor, READ_AHEAD_BOUNDS),
+        ahead: log && log.through <= context.head ? keptAhead(log, plan.cursor, READ_AHEAD_BOUNDS) : null,
+        readAhead,
       },
     };
   });
