@@ -99,15 +99,20 @@ describe.each(STORES)('results read ahead on %s', (kind) => {
     expect(late.roundTrips).toBe(3);
   });
 
-  it('keeps results ahead only within their count and size', async () => {
+  /** A subscription with one session and 4 results of about `chars` characters each, and a node's hints. */
+  async function largeResults(chars: number) {
     const consumer = await Consumer.create(world);
     base = await head();
     const session = await consumer.bind(10);
-    // Results of about 20 KB each: the turn keeps the first one after the one it leased, not two.
     await world.store.appendResults(
-      Array.from({ length: 4 }, () => ({ ...consumer.tenant.result(), result: new RawJson(JSON.stringify({ text: 'x'.repeat(20_000) })) })),
+      Array.from({ length: 4 }, () => ({ ...consumer.tenant.result(), result: new RawJson(JSON.stringify({ text: 'x'.repeat(chars) })) })),
     );
-    const node = { hints: consumer.hints };
+    return { consumer, session, node: { hints: consumer.hints } };
+  }
+
+  it('keeps results ahead only within their count and size', async () => {
+    // Results of about 20 KB each: the turn keeps the first one after the one it leased, not two.
+    const { consumer, session, node } = await largeResults(20_000);
     expect((await turnOn(node, consumer, [{ id: session, room: 1 }])).sequences).toEqual([at(1)]);
     expect(node.hints.ahead?.results.map((r) => r.sequence)).toEqual([at(2)]);
     expect(node.hints.ahead?.through).toBe(at(2));
@@ -116,13 +121,7 @@ describe.each(STORES)('results read ahead on %s', (kind) => {
   });
 
   it('reads no more than it needs from a log of results too large to keep, and still leases them in order', async () => {
-    const consumer = await Consumer.create(world);
-    base = await head();
-    const session = await consumer.bind(10);
-    await world.store.appendResults(
-      Array.from({ length: 4 }, () => ({ ...consumer.tenant.result(), result: new RawJson(JSON.stringify({ text: 'x'.repeat(40_000) })) })),
-    );
-    const node = { hints: consumer.hints };
+    const { consumer, session, node } = await largeResults(40_000);
     const leased: bigint[] = [];
     for (let i = 0; i < 4; i++) leased.push(...(await turnOn(node, consumer, [{ id: session, room: 1 }])).sequences);
     expect(leased).toEqual([1, 2, 3, 4].map(at));
