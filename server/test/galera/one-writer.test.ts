@@ -59,7 +59,7 @@ describe('Orbit through one Galera writer behind HAProxy, with the writer killed
   }
 
   beforeAll(async () => {
-    // npm run test:cluster installs it (server/test/cluster/setup.ts).
+    // The suite's global setup installs it (server/test/galera/setup.ts); run alone, say how.
     const missing = haproxyMissing();
     if (missing) throw new Error(missing);
     database = await clusterDatabase();

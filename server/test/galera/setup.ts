@@ -1,11 +1,15 @@
 /**
- * Global setup of the Galera project: boots a three-node cluster with `scripts/galera.sh start`
+ * Global setup of the Galera project: installs what the suite runs besides MariaDB when it is
+ * missing (the Galera provider, rsync, haproxy), then boots a three-node cluster with `scripts/galera.sh start`
  * (about 30–60 s here) on loopback ports it picks itself, so that two runs on one machine do not
  * collide, and stops it afterwards. With `GALERA_PORT` set (a developer iterating against a cluster
  * of their own), that cluster is used when it is running and Synced, and left running.
  */
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
+// The modules themselves, not @orbit/testing's index (see server/test/cluster/setup.ts).
+import { ensureDebianPackage } from '../../../testing/src/debian.ts';
+import { HAPROXY } from '../../../testing/src/haproxy.ts';
 import { GALERA_SCRIPT } from './cluster.ts';
 
 function script(command: string): { ok: boolean; output: string } {
@@ -36,6 +40,11 @@ export async function freePorts(): Promise<Record<string, string>> {
 }
 
 export default async function setup(): Promise<() => void> {
+  // What the suite runs besides MariaDB, installed when missing as the deployment suite does: a
+  // fresh machine has neither until one of the two suites installed it.
+  ensureDebianPackage('/usr/lib/galera/libgalera_smm.so', 'galera-4', 'the suite runs a three-node Galera cluster');
+  ensureDebianPackage('/usr/bin/rsync', 'rsync', 'a Galera node joins its cluster by rsync (scripts/galera.sh)');
+  ensureDebianPackage(HAPROXY, 'haproxy', 'one-writer.test.ts sends Orbit to one writer through deploy/haproxy/galera-writer.cfg');
   if (process.env.GALERA_PORT && script('status').ok) return () => {};
   // The test files' workers inherit these, and with them scripts/galera.sh and cluster.ts.
   if (!process.env.GALERA_PORT) Object.assign(process.env, await freePorts());
