@@ -158,6 +158,8 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     const logLimit = Math.min(asking, MATERIALIZE_BATCH);
     let readAhead = hints.readAhead ?? READ_AHEAD;
     const readLimit = logLimit + readAhead;
+    const logFrom = (from: bigint) =>
+      logResults({ subscriptionId, queueId: request.queueId, types: request.types, from, limit: readLimit });
     const reads = {
       acks: ackIds.length > 0,
       recover: asking > 0 && hints.checkAt !== null && hints.checkAt <= clock.now(),
@@ -174,9 +176,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ...(reads.acks ? [deliveriesById(ackIds)] : []),
       ...(reads.recover ? [leasedByEnd(tx, subscriptionId, RECOVERY_BATCH + 1)] : []),
       ...(reads.waiting ? [waitingBySequence(tx, subscriptionId, asking + 1)] : []),
-      ...(reads.log
-        ? [logResults({ subscriptionId, queueId: request.queueId, types: request.types, from: hints.cursor, limit: readLimit })]
-        : []),
+      ...(reads.log ? [logFrom(hints.cursor)] : []),
     ]);
     const answers = first.slice(2);
     const take = <T>(wanted: boolean, read: (rows: Row[]) => T, otherwise: T): T => (wanted ? read(answers.shift()!) : otherwise);
@@ -195,7 +195,9 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       return covered(read, readLimit, context.head, after);
     };
     const after = locked && locked.cursor > hints.cursor ? locked.cursor : hints.cursor;
+    // Results read before, up to a head later than the one this turn reads, are not used.
     let log = take(reads.log, (rows) => readLog(rows, after), hints.ahead ?? null);
+    if (log && log.through > context.head) log = null;
 
     const group = decideAckGroup(
       ackRows,
@@ -223,18 +225,18 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
     // Recovery runs before the slots are counted: the leases it ends may be what the sessions hold.
     const recover = open && locked.counters.leaseCheckAt !== null && locked.counters.leaseCheckAt <= now;
     const wait = open && locked.counters.waitingCount - group.unwaited > 0;
-    // What the turn may lease from: results read, now or before, that cover the locked cursor, up
-    // to a head no later than the one it reads. Results read ahead fall short when another node's
-    // turns moved the cursor; then, as when nothing covers the cursor, the log is read again.
-    const usable = (read: ReadAhead<ResultRecord> | null) => (read && read.through <= context.head ? aheadOf(read, locked.cursor) : null);
-    const short = open && (reads.log ? usable(log) === null : (usable(log)?.length ?? 0) < logLimit);
+    // What the turn may lease from: results read, now or before, that cover the locked cursor.
+    // Results read ahead fall short when another node's turns moved the cursor; then, as when
+    // nothing covers the cursor, the log is read again.
+    const covering = aheadOf(log, locked.cursor);
+    const short = open && (reads.log ? covering === null : (covering?.length ?? 0) < logLimit);
     const late = { recover: recover && !reads.recover, waiting: wait && !reads.waiting, log: short };
     if (late.recover || late.waiting || late.log) {
       const from = locked.cursor;
       const second = await tx.batch([
         ...(late.recover ? [leasedByEnd(tx, subscriptionId, RECOVERY_BATCH + 1)] : []),
         ...(late.waiting ? [waitingBySequence(tx, subscriptionId, asking + 1)] : []),
-        ...(late.log ? [logResults({ subscriptionId, queueId: request.queueId, types: request.types, from, limit: readLimit })] : []),
+        ...(late.log ? [logFrom(from)] : []),
       ]);
       if (late.recover) leasedRows = readWithEvents(second.shift()!);
       if (late.waiting) waitingRows = readWithEvents(second.shift()!);
@@ -271,7 +273,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
       ...(wait ? waitingRows.map((r) => r.delivery).filter((d) => !settled.has(d.id) && d.state === 'PENDING') : []),
     ].sort((a, b) => (a.sequence < b.sequence ? -1 : a.sequence > b.sequence ? 1 : 0));
     // The first `logLimit` matching results after the cursor, as a read of that many would return them.
-    const candidates = (usable(log) ?? []).slice(0, logLimit);
+    const candidates = (aheadOf(log, locked.cursor) ?? []).slice(0, logLimit);
     const plan = planLeases({
       slots: leasing ? free : 0,
       waiting,
@@ -349,7 +351,7 @@ export async function runTurn(db: Database, clock: DatabaseClock, request: TurnR
         cursor: plan.cursor,
         waiting: next.waitingCount > 0,
         checkAt: next.leaseCheckAt,
-        ahead: log && log.through <= context.head ? keptAhead(log, plan.cursor, READ_AHEAD_BOUNDS) : null,
+        ahead: log && keptAhead(log, plan.cursor, READ_AHEAD_BOUNDS),
         readAhead,
       },
     };
