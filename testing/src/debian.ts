@@ -19,3 +19,9 @@ export function ensureDebianPackage(binary: string, pkg: string, why: string): v
   const run = spawnSync('sh', ['-c', install], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
   if (run.status !== 0 || !existsSync(binary)) throw new Error(`${binary} is still missing after: ${install}`);
 }
+
+/** What a cluster of `scripts/galera.sh` runs besides MariaDB: the Galera provider, and rsync for a joining node. */
+export function ensureGaleraPackages(): void {
+  ensureDebianPackage('/usr/lib/galera/libgalera_smm.so', 'galera-4', 'the suite runs a Galera cluster (scripts/galera.sh)');
+  ensureDebianPackage('/usr/bin/rsync', 'rsync', 'a Galera node joins its cluster by rsync (scripts/galera.sh)');
+}

@@ -6,7 +6,7 @@
  */
 // The modules themselves, not @orbit/testing's index: a global setup runs outside vitest's module
 // graph, where the workspaces' source condition does not apply to the server the index pulls in.
-import { ensureDebianPackage } from '../../../testing/src/debian.ts';
+import { ensureDebianPackage, ensureGaleraPackages } from '../../../testing/src/debian.ts';
 import { HAPROXY } from '../../../testing/src/haproxy.ts';
 import { netnsMissing } from '../../../testing/src/netns.ts';
 
@@ -14,8 +14,7 @@ export default function setup(): void {
   ensureDebianPackage(HAPROXY, 'haproxy', 'the balancer and the writer proxy run deploy/haproxy/*.cfg');
   ensureDebianPackage('/usr/bin/socat', 'socat', 'the partition test forwards a network namespace to MariaDB with it');
   ensureDebianPackage('/usr/sbin/ip', 'iproute2', 'the partition tests make network namespaces and veth pairs');
-  ensureDebianPackage('/usr/lib/galera/libgalera_smm.so', 'galera-4', 'the Galera partition test runs a cluster');
-  ensureDebianPackage('/usr/bin/rsync', 'rsync', 'a Galera node joins its cluster by rsync (scripts/galera.sh)');
+  ensureGaleraPackages();
   const missing = netnsMissing();
   if (missing) throw new Error(missing);
 }

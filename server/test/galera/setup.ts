@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 // The modules themselves, not @orbit/testing's index (see server/test/cluster/setup.ts).
-import { ensureDebianPackage } from '../../../testing/src/debian.ts';
+import { ensureDebianPackage, ensureGaleraPackages } from '../../../testing/src/debian.ts';
 import { HAPROXY } from '../../../testing/src/haproxy.ts';
 import { GALERA_SCRIPT } from './cluster.ts';
 
@@ -41,9 +41,8 @@ export async function freePorts(): Promise<Record<string, string>> {
 
 export default async function setup(): Promise<() => void> {
   // What the suite runs besides MariaDB, installed when missing as the deployment suite does: a
-  // fresh machine has neither until one of the two suites installed it.
-  ensureDebianPackage('/usr/lib/galera/libgalera_smm.so', 'galera-4', 'the suite runs a three-node Galera cluster');
-  ensureDebianPackage('/usr/bin/rsync', 'rsync', 'a Galera node joins its cluster by rsync (scripts/galera.sh)');
+  // fresh machine may lack any of them, and `.ci/run` runs this suite first.
+  ensureGaleraPackages();
   ensureDebianPackage(HAPROXY, 'haproxy', 'one-writer.test.ts sends Orbit to one writer through deploy/haproxy/galera-writer.cfg');
   if (process.env.GALERA_PORT && script('status').ok) return () => {};
   // The test files' workers inherit these, and with them scripts/galera.sh and cluster.ts.
