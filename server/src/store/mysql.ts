@@ -84,8 +84,29 @@ interface CallbackPool {
  */
 function query(target: CallbackQueryable, sql: string, params: readonly unknown[]): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    target.query(sql, params as unknown[], (error, result) => (error ? reject(error) : resolve(result)));
+    target.query(sql, params.map(literalOf), (error, result) => (error ? reject(error) : resolve(result)));
   });
+}
+
+/** Characters a string literal needs a backslash for (the sessions' sql_mode keeps backslash escapes). */
+const NEEDS_BACKSLASH = /[\0\b\t\n\r\x1a'\\]/;
+
+/**
+ * A long string that needs no backslash, as its quoted literal. JSON text (a result's details and
+ * result) is full of `"`, which the driver's escaper writes as `\"` one character at a time;
+ * inside single quotes `"` stands for itself, so the text goes in as it is. Any other value is
+ * left to the driver's escaper.
+ */
+function literalOf(value: unknown): unknown {
+  return typeof value === 'string' && value.length > 64 && !NEEDS_BACKSLASH.test(value) ? new Literal(value) : value;
+}
+
+/** What the driver's escaper writes verbatim (its `toSqlString` protocol). */
+class Literal {
+  constructor(private readonly text: string) {}
+  toSqlString(): string {
+    return `'${this.text}'`;
+  }
 }
 
 /** A statement's answer as the batch returns it: rows, or the count of changed rows. */
