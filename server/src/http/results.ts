@@ -11,8 +11,8 @@ import { OrbitError } from '@orbit/spec/errors';
 import { MAX_EVENT_PAYLOAD_BYTES } from '@orbit/spec/protocol';
 import type { Hono } from 'hono';
 import type { ResultInput, ResultRecord, WriteKey } from '../store/store.ts';
-import { eventJson } from '../wire/json.ts';
-import { writeKey, writtenResponse } from '../wire/receipts.ts';
+import { eventText } from '../wire/json.ts';
+import { writeKeyOfText, writtenResponse } from '../wire/receipts.ts';
 import type { AppEnv, RouteContext } from './context.ts';
 import { tracedPublish, tracingOn } from '../tracing.ts';
 import { contentDigest, withoutMembers } from './digest.ts';
@@ -76,7 +76,8 @@ export function publishDigest(value: PublishResultMembers): string {
  * Batch publish).
  */
 export function publishKey(key: string, digest: string): WriteKey<ResultRecord> {
-  return writeKey(key, digest, 201, (event: ResultRecord) => ({ event: eventJson(event) }));
+  // `{event: eventJson(event)}` as `eventText` writes it: the stored details and result verbatim.
+  return writeKeyOfText(key, digest, 201, (event: ResultRecord) => `{"event":${eventText(event)}}`);
 }
 
 export function resultRoutes(app: Hono<AppEnv>, { store, authorize }: RouteContext): void {

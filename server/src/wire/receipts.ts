@@ -11,7 +11,12 @@ import { dataResponse } from './envelope.ts';
 
 /** The key of a write whose first answer is `status` with `data(value)`. */
 export function writeKey<T>(key: string, digest: string, status: number, data: (value: T) => object): WriteKey<T> {
-  return { key, digest, render: (value) => ({ status, body: stringify(data(value)) }) };
+  return writeKeyOfText(key, digest, status, (value) => stringify(data(value)));
+}
+
+/** `writeKey` for an answer whose `data` a renderer of its own writes as text (`text(value)`, a JSON object). */
+export function writeKeyOfText<T>(key: string, digest: string, status: number, text: (value: T) => string): WriteKey<T> {
+  return { key, digest, render: (value) => ({ status, body: text(value) }) };
 }
 
 /** The status and envelope `data` that answer an idempotent write. */
