@@ -89,6 +89,7 @@ function query(target: CallbackQueryable, sql: string, params: readonly unknown[
 }
 
 /** Characters a string literal needs a backslash for (the sessions' sql_mode keeps backslash escapes). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: NUL, backspace and Ctrl-Z are exactly what the escaper writes with a backslash
 const NEEDS_BACKSLASH = /[\0\b\t\n\r\x1a'\\]/;
 
 /**
