@@ -7,17 +7,36 @@
  * concurrent first requests queue on it: the later ones roll back and replay the first one's receipt.
  *
  * Receipts are kept for a retention window (`idempotency_retention_ms`); after it the key is
- * unknown and a request with it is new. A publish receipt records the sequence of its result, and
- * pruning that result scrubs the receipt in the same transaction: the key and the request digest
- * stay, the embedded event goes, and a replay answers EVENT_HISTORY_EXPIRED instead of appending
+ * unknown and a request with it is new. A publish receipt refers to its result by sequence instead
+ * of storing its answer: a replay reads the result with the receipt and renders the answer again,
+ * and once retention has removed the result it answers EVENT_HISTORY_EXPIRED instead of appending
  * a second time (spec/README.md, Idempotency).
  */
 import { OrbitError } from '@orbit/spec/errors';
+import { resultColumnsAs, toResult, type ResultRecord } from './records.ts';
 import type { Database, Row, Sql } from './sql.ts';
 import { isUniqueViolation, num } from './sql.ts';
 
-/** The `status` of a receipt whose result retention removed; its `response` is empty. */
-const SCRUBBED = 410;
+/**
+ * The `status` of a receipt whose answer is its result in the log (a publish's), with an empty
+ * `response`. Why 410: a receipt that a release embedding its event scrubbed when the result was
+ * pruned has it too and now answers the same way, and a node of such a release, which reads 410
+ * as "pruned", answers a replay of a newer receipt with EVENT_HISTORY_EXPIRED, which a publisher
+ * counts as done (docs/operations.md, Upgrading).
+ */
+export const FROM_LOG = 410;
+
+/** How a replay renders the answer of a receipt that refers to its result (`FROM_LOG`). */
+export type FromLog = (result: ResultRecord) => StoredAnswer;
+
+/**
+ * What replays read: the receipts (`i`) and, for those that refer to their result, that result,
+ * its columns prefixed `r_` (null once retention removed it). `replayOf` reads a row of it.
+ */
+export const RECEIPTS = {
+  columns: `i.credential_id, i.scope, i.idem_key, i.request_digest, i.status, i.response, i.sequence, ${resultColumnsAs('r', 'r_')}`,
+  from: `idempotency_records i LEFT JOIN results r ON i.status = ${FROM_LOG} AND r.sequence = i.sequence`,
+} as const;
 
 /**
  * The transport's answer to the first request of a key, stored with the write's effect and given
@@ -57,48 +76,55 @@ export function scopeOf(credentialId: string, scope: string, write: { readonly k
 /** What an operation returns on first execution. */
 export interface Effect<T> {
   readonly value: T;
-  /** The result the operation appended (a publish): pruning it scrubs the receipt. */
+  /** The result the operation appended (a publish): its receipt refers to it. */
   readonly sequence?: bigint;
 }
 
 /**
- * The answer to a request whose key already has a stored receipt: the stored answer when the
- * content is the same, IDEMPOTENCY_CONFLICT when it is not, EVENT_HISTORY_EXPIRED when retention
+ * The answer to a request whose key already has a stored receipt (a row of `RECEIPTS`): the stored
+ * answer, or for a receipt that refers to its result the answer `fromLog` renders of it, when the
+ * content is the same; IDEMPOTENCY_CONFLICT when it is not; EVENT_HISTORY_EXPIRED when retention
  * removed the result it appended.
  */
-export function replayOf<T>(record: Row, digest: string): Written<T> {
+export function replayOf<T>(record: Row, digest: string, fromLog?: FromLog): Written<T> {
   if (String(record.request_digest) !== digest) {
     throw new OrbitError('IDEMPOTENCY_CONFLICT', 'this Idempotency-Key was already used with different content');
   }
-  if (num(record.status) === SCRUBBED) {
+  if (num(record.status) !== FROM_LOG) return { replayed: true, answer: { status: num(record.status), body: String(record.response) } };
+  if (record.r_sequence === null || record.r_sequence === undefined || !fromLog) {
     throw new OrbitError(
       'EVENT_HISTORY_EXPIRED',
       `the result published with this Idempotency-Key was appended once (sequence ${String(record.sequence)}) ` +
         'and retention has since removed it; it is not appended again',
     );
   }
-  return { replayed: true, answer: { status: num(record.status), body: String(record.response) } };
+  return { replayed: true, answer: fromLog(toResult(record, 'r_')) };
 }
 
-async function replay<T>(tx: Sql, scope: IdempotencyScope): Promise<Written<T> | null> {
+async function replay<T>(tx: Sql, scope: IdempotencyScope, fromLog: FromLog | undefined): Promise<Written<T> | null> {
   const [row] = await tx.all(
-    'SELECT request_digest, status, response, sequence FROM idempotency_records WHERE credential_id = ? AND scope = ? AND idem_key = ?',
+    `SELECT ${RECEIPTS.columns} FROM ${RECEIPTS.from} WHERE i.credential_id = ? AND i.scope = ? AND i.idem_key = ?`,
     [scope.credentialId, scope.scope, scope.key],
   );
-  return row ? replayOf<T>(row, scope.digest) : null;
+  return row ? replayOf<T>(row, scope.digest, fromLog) : null;
 }
 
+/**
+ * Runs `operation` once per key. `fromLog` (a publish's): the receipt of an operation that
+ * appended a result refers to it, and a replay renders its answer with `fromLog`.
+ */
 export async function idempotent<T>(
   db: Database,
   scope: IdempotencyScope,
   render: (value: T) => StoredAnswer,
   operation: (tx: Sql) => Promise<Effect<T>>,
+  fromLog?: FromLog,
 ): Promise<Written<T>> {
   const key = [scope.credentialId, scope.scope, scope.key];
   for (let attempt = 0; ; attempt++) {
     try {
       return await db.transaction(async (tx) => {
-        const previous = await replay<T>(tx, scope);
+        const previous = await replay<T>(tx, scope, fromLog);
         if (previous) return previous;
         // Reserve the key before doing the work: a concurrent request with the same key waits on
         // this row, then fails on the primary key and replays our receipt instead of re-running
@@ -109,9 +135,10 @@ export async function idempotent<T>(
         );
         const effect = await operation(tx);
         const answer = render(effect.value);
+        const logged = fromLog !== undefined && effect.sequence !== undefined;
         await tx.run(
           'UPDATE idempotency_records SET status = ?, response = ?, sequence = ? WHERE credential_id = ? AND scope = ? AND idem_key = ?',
-          [answer.status, answer.body, effect.sequence?.toString() ?? null, ...key],
+          [logged ? FROM_LOG : answer.status, logged ? '' : answer.body, effect.sequence?.toString() ?? null, ...key],
         );
         return { replayed: false, value: effect.value, answer } as const;
       });
@@ -123,9 +150,10 @@ export async function idempotent<T>(
   }
 }
 
-/** `WHERE` of `count` receipts by their key: `(credential_id, scope, idem_key)` tuples. */
-export function whereKeys(count: number): string {
-  return Array.from({ length: count }, () => '(credential_id = ? AND scope = ? AND idem_key = ?)').join(' OR ');
+/** `WHERE` of `count` receipts by their key: `(credential_id, scope, idem_key)` tuples, of table alias `table` when given (`i.`). */
+export function whereKeys(count: number, table = ''): string {
+  const one = `(${table}credential_id = ? AND ${table}scope = ? AND ${table}idem_key = ?)`;
+  return Array.from({ length: count }, () => one).join(' OR ');
 }
 
 /**
@@ -148,11 +176,15 @@ export async function expireReceipts(db: Database, before: number, batch: number
   });
 }
 
-/** Scrubs the receipts of removed results (in the transaction that removes them); returns how many. */
+/**
+ * Scrubs the receipts of removed results, in the transaction that removes them: one that embeds
+ * its event (written by an earlier release) drops it and, like the receipts written now, refers to
+ * the result that is gone. Returns how many receipts the removal reached.
+ */
 export async function scrubReceipts(tx: Sql, sequences: readonly string[]): Promise<number> {
   if (sequences.length === 0) return 0;
   const { changes } = await tx.run(
-    `UPDATE idempotency_records SET status = ${SCRUBBED}, response = '' WHERE sequence IN (${sequences.map(() => '?').join(', ')})`,
+    `UPDATE idempotency_records SET status = ${FROM_LOG}, response = '' WHERE sequence IN (${sequences.map(() => '?').join(', ')})`,
     [...sequences],
   );
   return changes;

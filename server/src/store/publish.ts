@@ -14,7 +14,16 @@
  * rolled back and each publish runs alone through `idempotent`, which replays that node's receipt.
  */
 import { RawJson, stringify } from '@orbit/spec/codec';
-import { idempotent, replayOf, whereKeys, type IdempotencyScope, type StoredAnswer, type Written } from './idempotency.ts';
+import {
+  FROM_LOG,
+  idempotent,
+  RECEIPTS,
+  replayOf,
+  whereKeys,
+  type IdempotencyScope,
+  type StoredAnswer,
+  type Written,
+} from './idempotency.ts';
 import type { ResultRecord } from './records.ts';
 import { appendAfter, appendAndCommit, appendResults, lockHead, type ResultInput, type SequenceSql } from './results.ts';
 import { big, command, isUniqueViolation, query, type Command, type Database, type Query, type Row } from './sql.ts';
@@ -28,11 +37,11 @@ export interface PublishRequest {
 /** Each publish's own answer; an error (IDEMPOTENCY_CONFLICT) belongs to that publish alone. */
 export type PublishOutcome = { readonly written: Written<ResultRecord> } | { readonly error: unknown };
 
-/** A publish's share of a group, in bytes: its result and details, stored twice (result and receipt). */
+/** A publish's share of a group, in bytes: its result and details (its receipt refers to them). */
 export function publishWeight(request: PublishRequest): number {
   const bytes = (value: ResultInput['details'] | ResultInput['result']): number =>
     value === undefined ? 0 : Buffer.byteLength(value instanceof RawJson ? value.text : stringify(value));
-  return 2 * (bytes(request.input.details) + bytes(request.input.result)) + 1024;
+  return bytes(request.input.details) + bytes(request.input.result) + 1024;
 }
 
 /** Bytes of results per group: well below MySQL's default 16 MiB max_allowed_packet. */
@@ -42,10 +51,16 @@ const identity = (s: Pick<IdempotencyScope, 'credentialId' | 'scope' | 'key'>): 
 
 /** Publishes alone, as the seam did before groups: the key is reserved before the append. */
 function publishAlone(db: Database, request: PublishRequest): Promise<PublishOutcome> {
-  return idempotent(db, request.scope, request.render, async (tx) => {
-    const [result] = await appendResults(tx, [request.input], Date.now());
-    return { value: result!, sequence: result!.sequence };
-  }).then(
+  return idempotent(
+    db,
+    request.scope,
+    request.render,
+    async (tx) => {
+      const [result] = await appendResults(tx, [request.input], Date.now());
+      return { value: result!, sequence: result!.sequence };
+    },
+    request.render,
+  ).then(
     (written) => ({ written }),
     (error: unknown) => ({ error }),
   );
@@ -53,8 +68,7 @@ function publishAlone(db: Database, request: PublishRequest): Promise<PublishOut
 
 function storedReceipts(scopes: readonly IdempotencyScope[]): Query {
   return query(
-    `SELECT credential_id, scope, idem_key, request_digest, status, response, sequence
-       FROM idempotency_records WHERE ${whereKeys(scopes.length)}`,
+    `SELECT ${RECEIPTS.columns} FROM ${RECEIPTS.from} WHERE ${whereKeys(scopes.length, 'i.')}`,
     scopes.flatMap((s) => [s.credentialId, s.scope, s.key]),
   );
 }
@@ -65,86 +79,52 @@ function byIdentity(rows: readonly Row[]): Map<string, Row> {
   );
 }
 
-/** The receipts a group writes, with the sequence of the result each publish appended; both ways of committing a group use it. */
-const INSERT_RECEIPTS =
-  'INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)';
-
 /**
- * A sequence no log reaches: `commitFresh` renders each answer with it and splits the text where it
- * stands, so that the statement storing the answer can put in the sequence the head gives it.
+ * The receipts of publishes, each referring to its result by the sequence the SQL `sequence(k)`
+ * gives (spec/README.md, "a publish receipt refers to its result"); both ways of committing a group
+ * write them.
  */
-export const UNSEQUENCED = -7340032906377157361n;
-
-/**
- * A stored answer around its result's sequence: `before` + the sequence + `after`; an answer that
- * does not show the sequence is `before` alone (`after` null).
- */
-interface SplitAnswer {
-  readonly status: number;
-  readonly before: string;
-  readonly after: string | null;
-}
-
-/** Thrown (and caught) when an answer cannot be split: its content holds the placeholder's digits too. */
-class Unsplittable extends Error {}
-
-function splitAnswer(request: PublishRequest, result: ResultRecord): SplitAnswer {
-  const { status, body } = request.render({ ...result, sequence: UNSEQUENCED });
-  const mark = UNSEQUENCED.toString();
-  const at = body.indexOf(mark);
-  if (at < 0) return { status, before: body, after: null };
-  if (body.indexOf(mark, at + 1) >= 0) throw new Unsplittable();
-  return { status, before: body.slice(0, at), after: body.slice(at + mark.length) };
-}
-
-function joinAnswer({ status, before, after }: SplitAnswer, sequence: bigint): StoredAnswer {
-  return { status, body: after === null ? before : `${before}${sequence}${after}` };
-}
-
-/** The receipts of a fresh group, each row's sequence and stored answer taken from the head in the statement. */
-function freshReceipts(group: readonly PublishRequest[], answers: readonly SplitAnswer[], sequence: SequenceSql, now: number): Command {
-  const response = (i: number) => (answers[i]!.after === null ? '?' : `CONCAT(?, ${sequence(i)}, ?)`);
+function receiptsOf(scopes: readonly IdempotencyScope[], sequence: SequenceSql, now: number): Command {
   return command(
-    `${INSERT_RECEIPTS} VALUES ${group.map((_, i) => `(?, ?, ?, ?, ?, ${response(i)}, ?, ${sequence(i)})`).join(', ')}`,
-    group.flatMap(({ scope }, i) => {
-      const { status, before, after } = answers[i]!;
-      return [scope.credentialId, scope.scope, scope.key, scope.digest, status, before, ...(after === null ? [] : [after]), now];
-    }),
+    `INSERT INTO idempotency_records (credential_id, scope, idem_key, request_digest, status, response, created_at, sequence)
+       VALUES ${scopes.map((_, k) => `(?, ?, ?, ?, ${FROM_LOG}, '', ?, ${sequence(k)})`).join(', ')}`,
+    scopes.flatMap((s) => [s.credentialId, s.scope, s.key, s.digest, now]),
   );
 }
 
+/** The outcome of a publish that appended `value`: its answer, rendered as every replay renders it. */
+function appended(request: PublishRequest, value: ResultRecord): PublishOutcome {
+  return { written: { replayed: false, value, answer: request.render(value) } };
+}
+
 /**
- * A group none of whose keys has a receipt, in one round trip (`appendAndCommit` with the receipts).
- * A key with a receipt after all fails the receipts' primary key and rejects with that unique
- * violation, with nothing written; null: an answer could not be split (see `UNSEQUENCED`).
+ * A group none of whose keys has a receipt, in one round trip (`appendAndCommit` with the
+ * receipts). A key with a receipt after all fails the receipts' primary key and rejects with that
+ * unique violation, with nothing written.
  */
-async function commitFresh(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[] | null> {
+async function commitFresh(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[]> {
   const now = Date.now();
-  let answers: SplitAnswer[] = [];
-  try {
-    const results = await db.transaction((tx) =>
-      appendAndCommit(
-        tx,
-        group.map((r) => r.input),
-        now,
-        (unsequenced, sequence) => {
-          answers = group.map((request, i) => splitAnswer(request, unsequenced[i]!));
-          return [freshReceipts(group, answers, sequence, now)];
-        },
-      ),
-    );
-    return results.map((value, i) => ({ written: { replayed: false, value, answer: joinAnswer(answers[i]!, value.sequence) } }));
-  } catch (error) {
-    if (error instanceof Unsplittable) return null;
-    throw error;
-  }
+  const results = await db.transaction((tx) =>
+    appendAndCommit(
+      tx,
+      group.map((r) => r.input),
+      now,
+      (sequence) => [
+        receiptsOf(
+          group.map((r) => r.scope),
+          sequence,
+          now,
+        ),
+      ],
+    ),
+  );
+  return results.map((value, i) => appended(group[i]!, value));
 }
 
 /** A group in one round trip when it is fresh, else in two (`commitGroup`). */
 async function commitFreshOrGroup(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[]> {
   try {
-    const outcomes = await commitFresh(db, group);
-    if (outcomes) return outcomes;
+    return await commitFresh(db, group);
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
   }
@@ -152,8 +132,9 @@ async function commitFreshOrGroup(db: Database, group: readonly PublishRequest[]
 }
 
 /**
- * One transaction for publishes with distinct keys, in two round trips: the stored receipts and
- * the head's lock, then the results, the head's move, the receipts and the commit.
+ * One transaction for publishes with distinct keys, in two round trips: the stored receipts (with
+ * the results they refer to) and the head's lock, then the results, the head's move, the receipts
+ * and the commit.
  */
 function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<PublishOutcome[]> {
   return db.transaction(async (tx) => {
@@ -168,7 +149,7 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
         return;
       }
       try {
-        outcomes[i] = { written: replayOf<ResultRecord>(record, request.scope.digest) };
+        outcomes[i] = { written: replayOf<ResultRecord>(record, request.scope.digest, request.render) };
       } catch (error) {
         outcomes[i] = { error };
       }
@@ -183,19 +164,16 @@ function commitGroup(db: Database, group: readonly PublishRequest[]): Promise<Pu
       fresh.map((i) => group[i]!.input),
       now,
     );
-    const answers = results.map((result, k) => group[fresh[k]!]!.render(result));
     await tx.finish([
       ...statements,
-      command(
-        `${INSERT_RECEIPTS} VALUES ${fresh.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        fresh.flatMap((i, k) => {
-          const { credentialId, scope, key, digest } = group[i]!.scope;
-          return [credentialId, scope, key, digest, answers[k]!.status, answers[k]!.body, now, results[k]!.sequence.toString()];
-        }),
+      receiptsOf(
+        fresh.map((i) => group[i]!.scope),
+        (k) => results[k]!.sequence.toString(),
+        now,
       ),
     ]);
     fresh.forEach((i, k) => {
-      outcomes[i] = { written: { replayed: false, value: results[k]!, answer: answers[k]! } };
+      outcomes[i] = appended(group[i]!, results[k]!);
     });
     return outcomes;
   });

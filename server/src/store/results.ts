@@ -102,13 +102,13 @@ export type SequenceSql = (i: number) => string;
  * So an append of one result costs one round trip, and on SQLite one message to its writer thread.
  *
  * `also` adds statements to the same round trip, after the results and before the head moves: it
- * gets the results (their sequences are offsets, 1, 2, …) and the SQL of each one's sequence.
+ * gets the SQL of each result's sequence.
  */
 export async function appendAndCommit(
   tx: Tx,
   inputs: readonly ResultInput[],
   now: number,
-  also: (results: readonly ResultRecord[], sequence: SequenceSql) => Command[] = () => [],
+  also: (sequence: SequenceSql) => Command[] = () => [],
 ): Promise<ResultRecord[]> {
   if (inputs.length === 0) {
     await tx.finish([]);
@@ -126,7 +126,7 @@ export async function appendAndCommit(
       ? await tx.finish([
           command(`SELECT head_sequence INTO @orbit_head FROM result_head WHERE id = 1${tx.phrases.forUpdate}`),
           command(`INSERT INTO results (${RESULT_COLUMNS}) VALUES ${rows((i) => `@orbit_head + ${i + 1}`)}`, params),
-          ...also(results, (i) => `@orbit_head + ${i + 1}`),
+          ...also((i) => `@orbit_head + ${i + 1}`),
           command(`UPDATE result_head SET head_sequence = @orbit_head + ${n} WHERE id = 1`),
           query('SELECT @orbit_head AS head'),
         ])
@@ -136,7 +136,7 @@ export async function appendAndCommit(
                FROM result_head h, (VALUES ${rows((i) => String(i + 1))}) v WHERE h.id = 1`,
             params,
           ),
-          ...also(results, (i) => `(SELECT head_sequence FROM result_head WHERE id = 1) + ${i + 1}`),
+          ...also((i) => `(SELECT head_sequence FROM result_head WHERE id = 1) + ${i + 1}`),
           command(`UPDATE result_head SET head_sequence = head_sequence + ${n} WHERE id = 1`),
           query(`SELECT head_sequence - ${n} AS head FROM result_head WHERE id = 1`),
         ]);
