@@ -1,7 +1,7 @@
 /**
  * The delivery engine's cost model (spec/README.md, "The delivery engine"): fixed scenarios, run on
- * both stores through the engine itself, each counted in statements, round trips and commits per
- * delivered (or published) event. The counts are deterministic: a turn's inputs are chosen here,
+ * both stores through the engine itself, each counted in statements, round trips, commits and
+ * characters sent (statement text and values) per delivered (or published) event. The counts are deterministic: a turn's inputs are chosen here,
  * as a consumer that ACKs everything at once and a lane would give them, so timing plays no part.
  *
  * The figures live in one reviewed file, engine-cost.json. A count above its figure fails: a change
@@ -22,6 +22,7 @@ interface Figures {
   readonly statements: number;
   readonly round_trips: number;
   readonly commits: number;
+  readonly sent: number;
 }
 
 const RECORDED = JSON.parse(readFileSync(new URL('./engine-cost.json', import.meta.url), 'utf8')) as {
@@ -41,6 +42,7 @@ function perEvent(world: EngineWorld, before: DatabaseCounts, events: number): F
     statements: round(after.statements - before.statements),
     round_trips: round(after.roundTrips - before.roundTrips),
     commits: round(after.commits - before.commits),
+    sent: Math.round((after.sent - before.sent) / events),
   };
 }
 
@@ -95,7 +97,7 @@ describe.each(STORES)('engine cost on %s', (kind) => {
     measured[scenario] = { ...measured[scenario], [kind]: figures };
     const recorded = RECORDED.figures[scenario]?.[kind];
     expect(recorded, `engine-cost.json has no figures for "${scenario}" on ${kind}; measured ${JSON.stringify(figures)}`).toBeDefined();
-    for (const name of ['statements', 'round_trips', 'commits'] as const)
+    for (const name of ['statements', 'round_trips', 'commits', 'sent'] as const)
       expect(figures[name], `${scenario} on ${kind}: ${name} per event rose above engine-cost.json`).toBeLessThanOrEqual(recorded![name]);
   };
 
@@ -161,12 +163,12 @@ describe.each(STORES)('engine cost on %s', (kind) => {
 });
 
 afterAll(() => {
-  const lines = ['scenario | store | statements | round trips | commits (per event; recorded in parentheses)'];
+  const lines = ['scenario | store | statements | round trips | commits | characters sent (per event; recorded in parentheses)'];
   for (const [scenario, byStore] of Object.entries(measured))
     for (const [kind, f] of Object.entries(byStore) as [StoreKind, Figures][]) {
       const r = RECORDED.figures[scenario]?.[kind];
       const cell = (name: keyof Figures) => `${f[name]}${r ? ` (${r[name]})` : ''}${r && f[name] < r[name] * 0.9 ? ' ↓' : ''}`;
-      lines.push(`${scenario} | ${kind} | ${cell('statements')} | ${cell('round_trips')} | ${cell('commits')}`);
+      lines.push(`${scenario} | ${kind} | ${cell('statements')} | ${cell('round_trips')} | ${cell('commits')} | ${cell('sent')}`);
     }
   console.log(`engine cost model (↓: well below the recorded figure; lower it in engine-cost.json)\n${lines.join('\n')}`);
 });

@@ -11,10 +11,17 @@ import { DeliveryEngine, type Principal, Store } from '../src/internal.ts';
 import type { AckRequest, Leased, TurnHints, TurnOutcome } from '../src/engine/engine.ts';
 import { redeliveryPolicy } from '../src/domain/delivery.ts';
 import type { ResultInput } from '../src/store/store.ts';
+import { publishKey } from '../src/http/results.ts';
+import { RawJson } from '@orbit/spec/codec';
 
 export const POLICY = redeliveryPolicy({ redeliveryBackoffMs: 0, redeliveryBackoffMaxMs: 0 });
 
 const key = () => randomBytes(8).toString('hex');
+/** A publish's details and result: about 600 characters of JSON text together. */
+const PAYLOAD = {
+  details: `{"worker":"worker-01","region":"local","note":"${'n'.repeat(60)}"}`,
+  result: `{"output_uri":"s3://bucket/results/${'0'.repeat(32)}.json","bytes":12345678901234567890,"summary":"${'s'.repeat(380)}"}`,
+};
 const writeKey = () => ({ key: key(), digest: randomBytes(32).toString('hex'), render: () => ({ status: 200, body: '{}' }) });
 
 export interface EngineWorld {
@@ -65,12 +72,18 @@ export class Tenant {
     return { queueId: this.queueId, type, taskId: key().padEnd(32, '2'), taskRevision: '1' };
   }
 
-  /** A batch publish through the HTTP seam's store function: one item per key. */
+  /**
+   * A batch publish through the HTTP seam's store function: one item per key, each with about 600
+   * characters of details and result (as the benchmark's), answered as the route answers.
+   */
   async publishBatch(n: number): Promise<void> {
     await this.world.store.publishResults(
       this.principal,
       this.queueId,
-      Array.from({ length: n }, () => ({ input: this.result(), write: writeKey() })),
+      Array.from({ length: n }, () => ({
+        input: { ...this.result(), details: new RawJson(PAYLOAD.details), result: new RawJson(PAYLOAD.result) },
+        write: publishKey(key(), randomBytes(32).toString('hex')),
+      })),
     );
   }
 

@@ -3,7 +3,7 @@
  * A `Database` that counts the operations in flight, so a graceful shutdown can wait for running
  * transactions (an ACK, a turn, a management write) to commit before it closes the pool; and
  * counts what every operation costs the database, the figures of the engine's cost model
- * (server/test/engine-cost.test.ts): statements, round trips and commits.
+ * (server/test/engine-cost.test.ts): statements, round trips, commits and what they send.
  */
 import type { BatchResult, Database, Row, Statement, TransactionOptions, Tx } from './sql.ts';
 
@@ -17,12 +17,24 @@ export interface DatabaseCounts {
   statements: number;
   roundTrips: number;
   commits: number;
+  /**
+   * Characters of statement text and values sent: what the database must read, parse and, for
+   * written values, store and log. A value counts as its text (a number as its digits).
+   */
+  sent: number;
+}
+
+/** Characters of a statement's text and its values (`DatabaseCounts.sent`). */
+function sentBy(sql: string, params: readonly unknown[] | undefined): number {
+  let n = sql.length;
+  for (const p of params ?? []) if (p !== null && p !== undefined) n += typeof p === 'string' ? p.length : String(p).length;
+  return n;
 }
 
 export class TrackedDatabase implements Database {
   private active = 0;
   private idleWaiters: Array<() => void> = [];
-  readonly counts: DatabaseCounts = { statements: 0, roundTrips: 0, commits: 0 };
+  readonly counts: DatabaseCounts = { statements: 0, roundTrips: 0, commits: 0, sent: 0 };
 
   constructor(private readonly inner: Database) {}
 
@@ -62,17 +74,17 @@ export class TrackedDatabase implements Database {
   }
 
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    this.count(1, 0);
+    this.count([{ sql, params }], 0);
     return this.track(() => this.inner.all<T>(sql, params));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
-    this.count(1, 1);
+    this.count([{ sql, params }], 1);
     return this.track(() => this.inner.run(sql, params));
   }
 
   batch<const S extends readonly Statement[]>(statements: S): Promise<BatchResult<S>> {
-    this.count(statements.length, statements.some((s) => s.kind === 'command') ? 1 : 0);
+    this.count(statements, statements.some((s) => s.kind === 'command') ? 1 : 0);
     return this.track(() => this.inner.batch(statements));
   }
 
@@ -85,20 +97,20 @@ export class TrackedDatabase implements Database {
           phrases: tx.phrases,
           ...(tx.galera === undefined ? {} : { galera: tx.galera }),
           all: (sql, params) => {
-            this.count(1, 0);
+            this.count([{ sql, params }], 0);
             return tx.all(sql, params);
           },
           run: (sql, params) => {
-            this.count(1, 0);
+            this.count([{ sql, params }], 0);
             return tx.run(sql, params);
           },
           batch: (statements) => {
-            this.count(statements.length, 0);
+            this.count(statements, 0);
             return tx.batch(statements);
           },
           finish: (statements) => {
             finished = true;
-            this.count(statements.length, 0);
+            this.count(statements, 0);
             return tx.finish(statements);
           },
         };
@@ -111,10 +123,11 @@ export class TrackedDatabase implements Database {
     });
   }
 
-  private count(statements: number, commits: number): void {
-    this.counts.statements += statements;
+  private count(statements: readonly { readonly sql: string; readonly params?: readonly unknown[] | undefined }[], commits: number): void {
+    this.counts.statements += statements.length;
     this.counts.roundTrips++;
     this.counts.commits += commits;
+    for (const s of statements) this.counts.sent += sentBy(s.sql, s.params);
   }
 
   /** Resolves once nothing is in flight (at once when idle). */
