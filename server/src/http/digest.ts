@@ -3,12 +3,12 @@
  * The idempotency content identity of a request body (spec/README.md, Idempotency): SHA-256 of its
  * canonical form, so that the same content sent with other key order or spacing is the same write.
  */
-import { createHash } from 'node:crypto';
 import { isRawJson } from '@orbit/spec/codec';
+import { sha256Hex } from '../crypto.ts';
 
 /** The idempotency content identity of a request body: SHA-256 of its canonical form. */
 export function contentDigest(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return sha256Hex(canonicalJson(value));
 }
 
 /** Sorted keys, no spaces, raw JSON verbatim: equal content gives equal text. */
