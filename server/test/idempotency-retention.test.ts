@@ -3,9 +3,10 @@
  * (spec/README.md, Idempotency), on both stores:
  * - receipts older than `idempotency_retention_ms` are deleted by a periodic job, oldest first in
  *   bounded batches; a request with a forgotten key is new;
- * - a publish receipt records its result's sequence; `orbit prune` scrubs the receipts of the
- *   results it removes, and a replay then answers 410 EVENT_HISTORY_EXPIRED instead of appending
- *   again (other content under the key is still IDEMPOTENCY_CONFLICT).
+ * - a publish receipt refers to its result by sequence; once `orbit prune` removed the result, a
+ *   replay answers 410 EVENT_HISTORY_EXPIRED instead of appending again (other content under the
+ *   key is still IDEMPOTENCY_CONFLICT), and a receipt of an earlier release, which embeds its
+ *   event, is scrubbed in the same transaction.
  */
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -44,39 +45,52 @@ describe.each(STORES)('idempotency receipts on %s', (kind) => {
     s.orbit.store.db.all('SELECT idem_key, status, response, sequence FROM idempotency_records ORDER BY idem_key');
   const head = async (s: TestServer) => (await s.orbit.store.logPosition()).head;
 
-  it('MUST scrub the receipt of a pruned result: a replay is 410 EVENT_HISTORY_EXPIRED and never appends again', async () => {
-    const { server, token, queue } = await start();
-    const secret = `"pruned-payload-${randomBytes(8).toString('hex')}"`;
-    const first = await publish(server, token, queue, 'k-old', `{"secret":${secret}}`);
-    expect(first.status).toBe(201);
-    const kept = await publish(server, token, queue, 'k-kept', '{"kept":true}');
-    const [old, young] = [first.json.data.event.sequence, kept.json.data.event.sequence];
-    expect((await receipts(server)).map((r) => [r.idem_key, String(r.sequence)])).toEqual([
-      ['k-kept', young],
-      ['k-old', old],
-    ]);
+  it.each([
+    ['written by this release (it refers to its result)', false],
+    ['of an earlier release (it embeds its event)', true],
+  ])(
+    'MUST leave nothing of a pruned result in its receipt, %s: a replay is 410 EVENT_HISTORY_EXPIRED and never appends again',
+    async (_, embedded) => {
+      const { server, token, queue } = await start();
+      const secret = `"pruned-payload-${randomBytes(8).toString('hex')}"`;
+      const first = await publish(server, token, queue, 'k-old', `{"secret":${secret}}`);
+      expect(first.status).toBe(201);
+      const kept = await publish(server, token, queue, 'k-kept', '{"kept":true}');
+      const [old, young] = [first.json.data.event.sequence, kept.json.data.event.sequence];
+      expect((await receipts(server)).map((r) => [r.idem_key, String(r.sequence)])).toEqual([
+        ['k-kept', young],
+        ['k-old', old],
+      ]);
+      if (embedded) {
+        // What an earlier release stored: the answer itself, the event and its payload in it.
+        await server.orbit.store.db.run("UPDATE idempotency_records SET status = 201, response = ? WHERE idem_key = 'k-old'", [
+          stringify({ event: first.json.data.event }),
+        ]);
+        expect(String((await receipts(server)).find((r) => r.idem_key === 'k-old')!.response)).toContain(secret);
+      }
 
-    const pruned = await runOrbit(['prune', '--before-sequence', young, '--database', server.database.url]);
-    expect(pruned.code, pruned.stderr).toBe(0);
-    expect(JSON.parse(pruned.stdout)).toEqual({ boundary: old, deleted: 1, receipts_scrubbed: 1 });
+      const pruned = await runOrbit(['prune', '--before-sequence', young, '--database', server.database.url]);
+      expect(pruned.code, pruned.stderr).toBe(0);
+      expect(JSON.parse(pruned.stdout)).toEqual({ boundary: old, deleted: 1, receipts_scrubbed: embedded ? 1 : 0 });
 
-    const stored = await receipts(server);
-    for (const r of stored) expect(String(r.response)).not.toContain(secret);
-    const headBefore = await head(server);
-    const replay = await publish(server, token, queue, 'k-old', `{"secret":${secret}}`);
-    expect(replay.status).toBe(410);
-    expect(replay.json.error.code).toBe('EVENT_HISTORY_EXPIRED');
-    expect(replay.text).not.toContain(secret);
-    expect(await head(server)).toBe(headBefore);
-    const conflicting = await publish(server, token, queue, 'k-old', '{"other":1}');
-    expect(conflicting.status).toBe(409);
-    expect(conflicting.json.error.code).toBe('IDEMPOTENCY_CONFLICT');
-    // The receipt of a result that is still in the log replays as before.
-    const again = await publish(server, token, queue, 'k-kept', '{"kept":true}');
-    expect(again.status).toBe(200);
-    expect(again.json.data).toEqual({ ...kept.json.data, deduplicated: true });
-    expect(await head(server)).toBe(headBefore);
-  });
+      const stored = await receipts(server);
+      for (const r of stored) expect(String(r.response)).not.toContain(secret);
+      const headBefore = await head(server);
+      const replay = await publish(server, token, queue, 'k-old', `{"secret":${secret}}`);
+      expect(replay.status).toBe(410);
+      expect(replay.json.error.code).toBe('EVENT_HISTORY_EXPIRED');
+      expect(replay.text).not.toContain(secret);
+      expect(await head(server)).toBe(headBefore);
+      const conflicting = await publish(server, token, queue, 'k-old', '{"other":1}');
+      expect(conflicting.status).toBe(409);
+      expect(conflicting.json.error.code).toBe('IDEMPOTENCY_CONFLICT');
+      // The receipt of a result that is still in the log replays as before.
+      const again = await publish(server, token, queue, 'k-kept', '{"kept":true}');
+      expect(again.status).toBe(200);
+      expect(again.json.data).toEqual({ ...kept.json.data, deduplicated: true });
+      expect(await head(server)).toBe(headBefore);
+    },
+  );
 
   it('MUST forget a key once idempotency_retention_ms has passed; a request with it is then new', async () => {
     const { server, token, queue } = await start({ ORBIT_IDEMPOTENCY_RETENTION_MS: '1000', ORBIT_RETENTION_INTERVAL_MS: '100' });

@@ -71,9 +71,10 @@ export function publishDigest(value: PublishResultMembers): string {
 }
 
 /**
- * The key of one publish: its first answer is 201 with `{event}`. Single and batch publishes store
- * the same answer under the same scope, so a key replays across the two routes (spec/README.md,
- * Batch publish).
+ * The key of one publish: its first answer is 201 with `{event}`. Single and batch publishes answer
+ * the same way under the same scope, so a key replays across the two routes (spec/README.md, Batch
+ * publish). A replay renders the answer again from the result (spec/README.md, Idempotency): a
+ * change to how an event is written changes the replays of publishes made before it.
  */
 export function publishKey(key: string, digest: string): WriteKey<ResultRecord> {
   // `{event: eventJson(event)}` as `eventText` writes it: the stored details and result verbatim.

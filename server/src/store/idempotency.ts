@@ -39,8 +39,9 @@ export const RECEIPTS = {
 } as const;
 
 /**
- * The transport's answer to the first request of a key, stored with the write's effect and given
- * back for every repeat. Opaque to the store: the wire layer decides what `status` and `body` mean.
+ * The transport's answer to the first request of a key, given back for every repeat: stored with
+ * the write's effect, or for a publish rendered again from its result (`FROM_LOG`). Opaque to the
+ * store: the wire layer decides what `status` and `body` mean.
  */
 export interface StoredAnswer {
   readonly status: number;
@@ -177,14 +178,14 @@ export async function expireReceipts(db: Database, before: number, batch: number
 }
 
 /**
- * Scrubs the receipts of removed results, in the transaction that removes them: one that embeds
- * its event (written by an earlier release) drops it and, like the receipts written now, refers to
- * the result that is gone. Returns how many receipts the removal reached.
+ * Scrubs the receipts of removed results that embed their event (written by earlier releases), in
+ * the transaction that removes the results: the event goes, and the receipt refers to the result
+ * that is gone, as the receipts written now do (they need nothing). Returns how many it scrubbed.
  */
 export async function scrubReceipts(tx: Sql, sequences: readonly string[]): Promise<number> {
   if (sequences.length === 0) return 0;
   const { changes } = await tx.run(
-    `UPDATE idempotency_records SET status = ${FROM_LOG}, response = '' WHERE sequence IN (${sequences.map(() => '?').join(', ')})`,
+    `UPDATE idempotency_records SET status = ${FROM_LOG}, response = '' WHERE status <> ${FROM_LOG} AND sequence IN (${sequences.map(() => '?').join(', ')})`,
     [...sequences],
   );
   return changes;

@@ -12,8 +12,9 @@
  * later turn sees the new boundary and stops with EVENT_HISTORY_EXPIRED. SQLite has one writer, so
  * the question does not arise.
  *
- * The batch that deletes results also scrubs the publish receipts that embed them
- * (`idempotency.ts`), so no pruned payload stays behind in a receipt.
+ * Publish receipts refer to their results, so a replay of a pruned one answers
+ * EVENT_HISTORY_EXPIRED; the batch that deletes results also scrubs the receipts of earlier
+ * releases that embed them (`idempotency.ts`), so no pruned payload stays behind in a receipt.
  */
 import { OrbitError } from '@orbit/spec/errors';
 import { scrubReceipts } from './idempotency.ts';
@@ -24,7 +25,7 @@ import { big, certifiedLock, num, pendingState } from './sql.ts';
 export interface PruneReport {
   readonly boundary: string;
   readonly deleted: number;
-  /** Publish receipts whose embedded result was deleted, scrubbed in the same transactions. */
+  /** Publish receipts of earlier releases whose embedded result was deleted, scrubbed in the same transactions. */
   readonly receipts_scrubbed: number;
   /** Whether deletion stopped at `maxBatches` with results left to delete below the boundary. */
   readonly more?: boolean;

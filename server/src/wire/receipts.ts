@@ -1,9 +1,9 @@
 /**
  * @module
  * Idempotent writes on the wire (spec/README.md, Idempotency). The first answer to a key is its
- * envelope `data`, stored by the store with the write's effect; every answer adds `deduplicated`:
- * `false` for the request that did the work, `true` (with 200) for a repeat, which gets the stored
- * data byte for byte.
+ * envelope `data`, stored by the store with the write's effect (a publish's is rendered again from
+ * its result); every answer adds `deduplicated`: `false` for the request that did the work, `true`
+ * (with 200) for a repeat, which gets the first data byte for byte.
  */
 import { stringify, trustedRawJson, type RawJson } from '@orbit/spec/codec';
 import type { WriteKey, Written } from '../store/store.ts';

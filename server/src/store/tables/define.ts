@@ -180,7 +180,7 @@ export function defineTables<B extends ColumnBuilder<B>, C extends { name: strin
         status: int().notNull(),
         response: text().notNull(),
         created_at: i64().notNull(),
-        // The result a publish receipt embeds: retention scrubs the receipt with the result.
+        // The result of a publish receipt: a replay renders it again (spec/README.md, Idempotency).
         sequence: u64(),
       },
       (t) => [
