@@ -1,8 +1,9 @@
 /**
  * The delivery engine's cost model (spec/README.md, "The delivery engine"): fixed scenarios, run on
  * both stores through the engine itself, each counted in statements, round trips, commits and
- * characters sent (statement text and values) per delivered (or published) event. The counts are deterministic: a turn's inputs are chosen here,
- * as a consumer that ACKs everything at once and a lane would give them, so timing plays no part.
+ * characters sent (statement text and values) per delivered (or published) event. The counts are
+ * deterministic: a turn's inputs are chosen here, as a consumer that ACKs everything at once and a
+ * lane would give them, so timing plays no part.
  *
  * The figures live in one reviewed file, engine-cost.json. A count above its figure fails: a change
  * that adds a statement or a round trip to the hot path shows up in review, not in the next

@@ -24,10 +24,13 @@ export interface DatabaseCounts {
   sent: number;
 }
 
+/** What `count` reads of a statement: its text and its values. */
+type Sent = Pick<Statement, 'sql' | 'params'>;
+
 /** Characters of a statement's text and its values (`DatabaseCounts.sent`). */
-function sentBy(sql: string, params: readonly unknown[] | undefined): number {
+function sentBy({ sql, params }: Sent): number {
   let n = sql.length;
-  for (const p of params ?? []) if (p !== null && p !== undefined) n += typeof p === 'string' ? p.length : String(p).length;
+  for (const p of params) if (p !== null && p !== undefined) n += typeof p === 'string' ? p.length : String(p).length;
   return n;
 }
 
@@ -74,12 +77,12 @@ export class TrackedDatabase implements Database {
   }
 
   all<T extends Row = Row>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    this.count([{ sql, params }], 0);
+    this.count([{ sql, params: params ?? [] }], 0);
     return this.track(() => this.inner.all<T>(sql, params));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
-    this.count([{ sql, params }], 1);
+    this.count([{ sql, params: params ?? [] }], 1);
     return this.track(() => this.inner.run(sql, params));
   }
 
@@ -97,11 +100,11 @@ export class TrackedDatabase implements Database {
           phrases: tx.phrases,
           ...(tx.galera === undefined ? {} : { galera: tx.galera }),
           all: (sql, params) => {
-            this.count([{ sql, params }], 0);
+            this.count([{ sql, params: params ?? [] }], 0);
             return tx.all(sql, params);
           },
           run: (sql, params) => {
-            this.count([{ sql, params }], 0);
+            this.count([{ sql, params: params ?? [] }], 0);
             return tx.run(sql, params);
           },
           batch: (statements) => {
@@ -123,11 +126,11 @@ export class TrackedDatabase implements Database {
     });
   }
 
-  private count(statements: readonly { readonly sql: string; readonly params?: readonly unknown[] | undefined }[], commits: number): void {
+  private count(statements: readonly Sent[], commits: number): void {
     this.counts.statements += statements.length;
     this.counts.roundTrips++;
     this.counts.commits += commits;
-    for (const s of statements) this.counts.sent += sentBy(s.sql, s.params);
+    for (const s of statements) this.counts.sent += sentBy(s);
   }
 
   /** Resolves once nothing is in flight (at once when idle). */
